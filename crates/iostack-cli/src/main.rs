@@ -1,0 +1,3 @@
+fn main() {
+    std::process::exit(iostack_cli::run(std::env::args_os()));
+}

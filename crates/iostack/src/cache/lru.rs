@@ -1,0 +1,125 @@
+//! LRU: evict the least recently used entry.
+//!
+//! One recency list; a hit moves the entry to the head, a miss inserts at the head, the victim is
+//! the tail. This is the reference point of every other policy and the stack whose depths define
+//! stack distance (Mattson et al., 1970).
+
+use super::list::{List, Slab, Slot};
+use super::{Access, Evicted, Key, Params, Policy, PolicyInfo};
+use crate::error::ConfigError;
+use super::KeyMap;
+
+pub const INFO: PolicyInfo = PolicyInfo {
+    name: "lru",
+    aliases: &[],
+    summary: "least recently used",
+    build: |capacity, _params: &mut Params| -> Result<Box<dyn Policy>, ConfigError> { Ok(Box::new(Lru::new(capacity))) },
+};
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    key: Key,
+    size: u64,
+}
+
+pub struct Lru {
+    capacity: u64,
+    occupied: u64,
+    map: KeyMap<Slot>,
+    slab: Slab<Entry>,
+    list: List,
+}
+
+impl Lru {
+    pub fn new(capacity: u64) -> Self {
+        Lru { capacity, occupied: 0, map: KeyMap::default(), slab: Slab::default(), list: List::new() }
+    }
+
+    /// Keys from most to least recently used.
+    pub fn keys(&self) -> impl Iterator<Item = Key> + '_ {
+        self.slab.iter(&self.list).map(|(_, e)| e.key)
+    }
+}
+
+impl Policy for Lru {
+    fn name(&self) -> &str {
+        "lru"
+    }
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    fn occupied(&self) -> u64 {
+        self.occupied
+    }
+    fn len(&self) -> usize {
+        self.map.len()
+    }
+    fn contains(&self, key: Key) -> bool {
+        self.map.contains_key(&key)
+    }
+
+    #[inline]
+    fn find(&mut self, a: &Access) -> bool {
+        match self.map.get(&a.key) {
+            Some(&s) => {
+                self.slab.move_to_head(&mut self.list, s);
+                true
+            }
+            None => false,
+        }
+    }
+
+    #[inline]
+    fn insert(&mut self, a: &Access) {
+        let s = self.slab.alloc(Entry { key: a.key, size: a.size });
+        self.slab.push_head(&mut self.list, s);
+        self.map.insert(a.key, s);
+        self.occupied += a.size;
+    }
+
+    #[inline]
+    fn evict(&mut self, _a: &Access) -> Option<Evicted> {
+        let s = self.slab.pop_tail(&mut self.list)?;
+        let e = *self.slab.get(s);
+        self.slab.release(s);
+        self.map.remove(&e.key);
+        self.occupied -= e.size;
+        Some(Evicted { key: e.key, size: e.size })
+    }
+
+    fn remove(&mut self, key: Key) -> bool {
+        match self.map.remove(&key) {
+            Some(s) => {
+                self.slab.unlink(&mut self.list, s);
+                self.occupied -= self.slab.get(s).size;
+                self.slab.release(s);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn metadata_bytes(&self) -> usize {
+        self.map.allocation_size() + self.slab.allocated_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::testutil;
+
+    #[test]
+    fn evicts_least_recent() {
+        let mut lru = Lru::new(3);
+        let hits = testutil::run_keys(&mut lru, &[1, 2, 3, 1, 4, 2, 1]);
+        // 1 2 3 miss; 1 hit; 4 evicts 2; 2 misses and evicts 3; 1 hits.
+        assert_eq!(hits, vec![false, false, false, true, false, false, true]);
+        assert_eq!(lru.keys().collect::<Vec<_>>(), vec![1, 2, 4]);
+    }
+
+    #[test]
+    fn common_contract() {
+        testutil::check_contract(|c| Box::new(Lru::new(c)));
+    }
+}

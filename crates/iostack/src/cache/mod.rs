@@ -1,0 +1,201 @@
+//! Page-cache replacement policies.
+//!
+//! Every policy implements [`Policy`], the same small set of operations libCacheSim gives its
+//! algorithms: `find` (look up, update on hit), `insert`, `evict`, `remove`, and `get`, which
+//! combines them into one cache reference. Adding a policy is copying the shape of `lru.rs`:
+//! a struct, a constructor taking the capacity and [`Params`], the trait, and one line in
+//! [`POLICIES`].
+//!
+//! Sizes and capacity are in the caller's unit: objects or blocks (size 1 each) in unit-size and
+//! block mode, bytes in sized object mode. The policy never interprets keys except as opaque
+//! identities, unless it is a spatial policy (DULO, SplitLRU), which reads the block number from
+//! the key (see [`block_key`]).
+
+use crate::error::ConfigError;
+use crate::trace::Op;
+
+pub mod list;
+mod params;
+
+pub mod lru;
+
+pub use params::{Params, PolicySpec};
+
+/// Identity of a cached object or block.
+pub type Key = u64;
+
+/// The hash map policies use to find entries by key (FxHash: keys are already well spread).
+pub type KeyMap<V> = hashbrown::HashMap<Key, V, rustc_hash::FxBuildHasher>;
+
+/// Bits of a block key that hold the block number; the device id sits above them.
+pub const BLOCK_BITS: u32 = 48;
+
+/// Key of block `block` of `device`: device in the top 16 bits, block number below, so that the
+/// keys of one device sort in disk order.
+#[inline]
+pub fn block_key(device: u32, block: u64) -> Key {
+    ((device as u64) << BLOCK_BITS) | (block & ((1u64 << BLOCK_BITS) - 1))
+}
+
+/// Block number and device of a block key.
+#[inline]
+pub fn split_block_key(key: Key) -> (u32, u64) {
+    ((key >> BLOCK_BITS) as u32, key & ((1u64 << BLOCK_BITS) - 1))
+}
+
+/// Why a block is being inserted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Origin {
+    /// A demand reference missed.
+    #[default]
+    Demand,
+    /// A prefetcher brought it in: `set` identifies the prefetch set (one prefetch request),
+    /// `index` the block's position in it (0-based) and `len` the set's length.
+    Prefetch { set: u32, index: u32, len: u32 },
+}
+
+/// One reference to the cache, with what a policy may want to know about it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Access {
+    pub key: Key,
+    /// Size in the cache's unit (1 in unit-size and block mode, bytes in sized object mode).
+    pub size: u64,
+    pub op: Option<Op>,
+    pub pid: u32,
+    /// The clock (ns). Policies must not assume it is virtual: it may be wall-clock time.
+    pub time_ns: u64,
+    /// Position of this reference in the reference stream (0-based).
+    pub vtime: u64,
+    /// Position of the next reference to `key`, or `u64::MAX` if there is none. Filled in only
+    /// for policies whose [`Policy::needs_future`] is true.
+    pub next_access: u64,
+    pub origin: Origin,
+}
+
+impl Access {
+    /// A demand reference of size 1 to `key` at position `vtime`.
+    pub fn unit(key: Key, vtime: u64) -> Access {
+        Access { key, size: 1, vtime, next_access: u64::MAX, ..Default::default() }
+    }
+}
+
+/// An entry a policy gave up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Evicted {
+    pub key: Key,
+    pub size: u64,
+}
+
+/// A cache replacement policy.
+///
+/// The caller guarantees:
+/// - `insert` is called only for a key that is not cached (`contains` is false), with
+///   `occupied() + size <= capacity()`; the caller evicts first to make room.
+/// - `evict` is called only when the policy holds at least one entry.
+/// - `remove` may be called for any key, cached or not.
+/// - references come in stream order with non-decreasing `vtime`.
+///
+/// An implementation MUST:
+/// - never hold more than `capacity()` (the sum of the sizes of its entries, `occupied()`);
+/// - keep `find` free of side effects on other entries' residency: it may update metadata (move
+///   an entry, set a bit, record a ghost hit to use at the next `insert`), but must not evict;
+/// - return from `evict` an entry it held, and forget it;
+/// - make `get` equivalent to `find`, then on a miss (when the object fits at all) `evict` until
+///   it fits, then `insert`, when it overrides `get` for speed;
+/// - be deterministic: the same calls give the same answers (seeded randomness only).
+pub trait Policy: Send {
+    /// Short name, as accepted by [`build`].
+    fn name(&self) -> &str;
+    /// Capacity in the cache's unit.
+    fn capacity(&self) -> u64;
+    /// Sum of the sizes of cached entries.
+    fn occupied(&self) -> u64;
+    /// Number of cached entries.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Whether `key` is cached. No metadata changes.
+    fn contains(&self, key: Key) -> bool;
+    /// Looks `a.key` up; on a hit updates the policy's metadata and returns true.
+    fn find(&mut self, a: &Access) -> bool;
+    /// Caches `a.key` (see the caller's guarantees above).
+    fn insert(&mut self, a: &Access);
+    /// Chooses a victim, forgets it and returns it. `a` is the reference that needs the room.
+    fn evict(&mut self, a: &Access) -> Option<Evicted>;
+    /// Forgets `key` if cached; returns whether it was.
+    fn remove(&mut self, key: Key) -> bool;
+
+    /// One cache reference with libCacheSim's semantics: a hit updates metadata; a miss inserts
+    /// the object after evicting as needed, unless it is larger than the whole cache.
+    /// Returns whether it hit.
+    fn get(&mut self, a: &Access) -> bool {
+        if self.find(a) {
+            return true;
+        }
+        if a.size > self.capacity() {
+            return false;
+        }
+        while self.occupied() + a.size > self.capacity() {
+            if self.evict(a).is_none() {
+                break;
+            }
+        }
+        self.insert(a);
+        false
+    }
+
+    /// True for policies that need [`Access::next_access`] (Belady).
+    fn needs_future(&self) -> bool {
+        false
+    }
+
+    /// Bytes of memory the policy's metadata holds now (tables, lists, ghosts).
+    fn metadata_bytes(&self) -> usize;
+}
+
+/// A policy's entry in the registry.
+pub struct PolicyInfo {
+    /// Name accepted on the command line (lower case).
+    pub name: &'static str,
+    /// Other accepted names (e.g. `twoq` for `2q`).
+    pub aliases: &'static [&'static str],
+    /// One line for `iostack policies`.
+    pub summary: &'static str,
+    /// Builds the policy with `capacity` (in the cache's unit) and its parameters.
+    pub build: fn(capacity: u64, params: &mut Params) -> Result<Box<dyn Policy>, ConfigError>,
+}
+
+/// Every policy iostack has.
+pub static POLICIES: &[PolicyInfo] = &[lru::INFO];
+
+/// Looks a policy up by name or alias (case-insensitive).
+pub fn find_info(name: &str) -> Option<&'static PolicyInfo> {
+    let lower = name.to_ascii_lowercase();
+    POLICIES.iter().find(|p| p.name == lower || p.aliases.iter().any(|a| *a == lower))
+}
+
+/// Builds a policy from a spec such as `lru`, `arc` or `dulo:hits=gds,bank=4`.
+/// Unknown names list the valid ones; unknown or malformed parameters name the parameter.
+pub fn build(spec: &str, capacity: u64) -> Result<Box<dyn Policy>, ConfigError> {
+    let spec = PolicySpec::parse(spec)?;
+    build_spec(&spec, capacity)
+}
+
+/// Builds a policy from a parsed spec.
+pub fn build_spec(spec: &PolicySpec, capacity: u64) -> Result<Box<dyn Policy>, ConfigError> {
+    let info = find_info(&spec.name).ok_or_else(|| {
+        let names: Vec<&str> = POLICIES.iter().map(|p| p.name).collect();
+        ConfigError::unknown("--policy", "policy", &spec.name, &names)
+    })?;
+    if capacity == 0 {
+        return Err(ConfigError::new("--cache", "the cache size must be at least 1"));
+    }
+    let mut params = spec.params(info.name);
+    let policy = (info.build)(capacity, &mut params)?;
+    params.finish()?;
+    Ok(policy)
+}
+
+#[cfg(test)]
+pub(crate) mod testutil;

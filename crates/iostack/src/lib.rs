@@ -1,0 +1,30 @@
+//! iostack: a simulator and measurement tool for the storage I/O stack.
+//!
+//! The crate models the read path of a storage stack, from a trace or a generated workload down to
+//! a device, and measures what each component does to locality, to the number and shape of disk
+//! requests, and to I/O time:
+//!
+//! ```text
+//! trace / workload  ->  page cache (policy + prefetcher)  ->  I/O scheduler  ->  disk-side layer  ->  device
+//! ```
+//!
+//! Module map, following the data path:
+//! - [`trace`]: the [`trace::Request`] model, one reader per trace format, writers, detection.
+//! - [`workload`]: seeded generators of synthetic traces.
+//! - [`cache`]: the [`cache::Policy`] trait and one module per replacement policy.
+//! - [`engine`]: the miss-ratio engine (object and block mode) and, later, the timed engine.
+//! - [`metrics`]: counters and locality metrics.
+//! - [`units`]: parsing of sizes such as `64MiB`.
+//!
+//! The crate knows nothing of Python or of the command line; those live in `iostack-py` and
+//! `iostack-cli`.
+
+pub mod cache;
+pub mod engine;
+pub mod error;
+pub mod metrics;
+pub mod trace;
+pub mod units;
+pub mod workload;
+
+pub use error::{ConfigError, TraceError};

@@ -1,0 +1,205 @@
+//! Requests and traces.
+//!
+//! A [`Request`] is one I/O as the application (or the trace) issued it: a time, a process, an
+//! operation, a byte range on a device, and optionally the file it belongs to. Every reader turns
+//! its format into this one model, so the rest of iostack never sees a format.
+//!
+//! Readers stream: they hold at most a buffer of the file in memory (binary formats are read
+//! through a memory map), so a trace of any length is read in constant memory. They report a
+//! malformed line or record as a [`TraceError`] naming the file, the line or record number and
+//! the field, or count and skip it when [`ReaderOptions::skip_invalid`] is set.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Location, TraceError};
+
+/// Read or write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Read,
+    Write,
+}
+
+impl Op {
+    pub fn is_write(self) -> bool {
+        self == Op::Write
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Read => "R",
+            Op::Write => "W",
+        }
+    }
+}
+
+/// The file a request belongs to, when the trace knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FileRef {
+    /// File identity (inode number, path hash, or generator-assigned id).
+    pub id: u64,
+    /// Byte offset of the request within the file.
+    pub offset: u64,
+    /// File size in bytes, when known.
+    pub size: Option<u64>,
+}
+
+/// One I/O request.
+///
+/// Units: time in nanoseconds from the start of the trace (or from the trace's own epoch: readers
+/// keep the trace's clock, shifted so that it does not go negative), byte offset and byte length
+/// on `device`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    pub time_ns: u64,
+    /// Byte offset on the device.
+    pub offset: u64,
+    /// Length in bytes.
+    pub length: u64,
+    /// Issuing process (0 when the trace does not say).
+    pub pid: u32,
+    /// Device or volume (0 when the trace has one device).
+    pub device: u32,
+    pub op: Op,
+    pub file: Option<FileRef>,
+}
+
+impl Request {
+    /// A read of `length` bytes at `offset` on device 0 by process 0 at time 0.
+    pub fn read(offset: u64, length: u64) -> Request {
+        Request { time_ns: 0, offset, length, pid: 0, device: 0, op: Op::Read, file: None }
+    }
+
+    /// The same request at another time.
+    pub fn at(mut self, time_ns: u64) -> Request {
+        self.time_ns = time_ns;
+        self
+    }
+
+    /// First and one-past-last block of `page_size` bytes that the request touches.
+    /// A zero-length request touches the one block holding its offset.
+    #[inline]
+    pub fn block_range(&self, page_size: u64) -> (u64, u64) {
+        let first = self.offset / page_size;
+        let end = if self.length == 0 { first + 1 } else { (self.offset + self.length - 1) / page_size + 1 };
+        (first, end)
+    }
+}
+
+/// How a reader treats its input.
+#[derive(Debug, Clone, Default)]
+pub struct ReaderOptions {
+    /// Count and skip malformed lines or records instead of failing on the first one.
+    pub skip_invalid: bool,
+    /// For blkparse text: which event stands for a request.
+    pub blkparse_event: BlkparseEvent,
+    /// For the generic CSV format: which column holds which field.
+    pub csv_mapping: Option<CsvMapping>,
+}
+
+/// Which blkparse action is taken as the request stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BlkparseEvent {
+    /// `Q`: requests as queued by the file system (before merging and scheduling).
+    #[default]
+    Queue,
+    /// `D`: requests as dispatched to the driver (after the scheduler).
+    Dispatch,
+    /// `C`: completions.
+    Complete,
+}
+
+/// Column mapping of the generic CSV format: 0-based column indices (or header names resolved to
+/// indices by the reader) and the units of offset, length and time.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CsvMapping {
+    pub time: Option<usize>,
+    pub offset: usize,
+    pub length: Option<usize>,
+    pub op: Option<usize>,
+    pub pid: Option<usize>,
+    pub device: Option<usize>,
+    pub file: Option<usize>,
+    pub has_header: bool,
+    pub delimiter: u8,
+    /// Multiplier from the offset column to bytes (1 for bytes, 512 for sectors).
+    pub offset_unit: u64,
+    /// Multiplier from the length column to bytes.
+    pub length_unit: u64,
+    /// Multiplier from the time column to nanoseconds.
+    pub time_unit_ns: f64,
+}
+
+/// A streaming source of requests.
+///
+/// Contract: `next_request` returns the requests of the trace in file order, then `Ok(None)`
+/// forever. An `Err` names the file, the line or record and the field; after an error the reader
+/// may be left at any position and callers stop reading. With `skip_invalid`, malformed lines or
+/// records are not returned as errors but counted in [`TraceReader::skipped`].
+pub trait TraceReader: Send {
+    /// The next request, or `None` at the end of the trace.
+    fn next_request(&mut self) -> Result<Option<Request>, TraceError>;
+
+    /// Appends up to `max` requests to `buf`; returns how many were appended (0 at the end).
+    /// Readers override this when they can decode a batch faster than one call at a time.
+    fn read_batch(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        let mut n = 0;
+        while n < max {
+            match self.next_request()? {
+                Some(r) => {
+                    buf.push(r);
+                    n += 1;
+                }
+                None => break,
+            }
+        }
+        Ok(n)
+    }
+
+    /// Malformed lines or records skipped so far (only with `skip_invalid`).
+    fn skipped(&self) -> u64 {
+        0
+    }
+
+    /// The file being read, for messages.
+    fn path(&self) -> &Path;
+}
+
+/// A reader over requests already in memory (tests, generated workloads, Python arrays).
+pub struct VecReader {
+    requests: std::vec::IntoIter<Request>,
+    path: PathBuf,
+}
+
+impl VecReader {
+    pub fn new(requests: Vec<Request>) -> Self {
+        VecReader { requests: requests.into_iter(), path: PathBuf::from("<memory>") }
+    }
+}
+
+impl TraceReader for VecReader {
+    fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
+        Ok(self.requests.next())
+    }
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Reads a whole trace into memory (for tests and small traces; simulation streams instead).
+pub fn read_all(reader: &mut dyn TraceReader) -> Result<Vec<Request>, TraceError> {
+    let mut out = Vec::new();
+    while reader.read_batch(&mut out, 1 << 16)? > 0 {}
+    Ok(out)
+}
+
+/// An error at a line of a text trace.
+pub fn line_error(path: &Path, line: u64, field: &str, message: impl Into<String>) -> TraceError {
+    TraceError::new(path, Location::Line(line), Some(field), message)
+}
+
+/// An error at a record of a binary trace.
+pub fn record_error(path: &Path, record: u64, field: &str, message: impl Into<String>) -> TraceError {
+    TraceError::new(path, Location::Record(record), Some(field), message)
+}

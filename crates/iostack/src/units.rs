@@ -1,0 +1,136 @@
+//! Parsing of sizes and durations given by users: `4096`, `64MiB`, `1.5GB`, `9.5ms`.
+
+use crate::error::ConfigError;
+
+/// A size as the user wrote it: a plain count, or a number of bytes when a unit was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Size {
+    /// A count with no unit (objects, or blocks of the page size, depending on the context).
+    Count(u64),
+    /// A number of bytes (`64MiB`, `1GB`, `4096B`).
+    Bytes(u64),
+}
+
+impl Size {
+    /// Parses `1234`, `64KiB`, `64MiB`, `2GiB`, `1TiB`, `64KB`, `64MB`, `1GB`, `512B`, `1.5GiB`.
+    /// Binary units (KiB, MiB, ...) are powers of 1024, decimal ones (KB, MB, ...) powers of 1000;
+    /// `K`, `M`, `G`, `T` alone are binary.
+    pub fn parse(option: &str, text: &str) -> Result<Size, ConfigError> {
+        let t = text.trim();
+        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(t.len());
+        let (num, unit) = t.split_at(split);
+        let num = num.replace('_', "");
+        if num.is_empty() {
+            return Err(ConfigError::new(option, format!("`{text}` is not a size (expected e.g. 4096 or 64MiB)")));
+        }
+        let mult: Option<u64> = match unit.trim() {
+            "" => None,
+            "B" | "b" => Some(1),
+            "K" | "k" | "KiB" | "kiB" => Some(1 << 10),
+            "M" | "MiB" => Some(1 << 20),
+            "G" | "GiB" => Some(1 << 30),
+            "T" | "TiB" => Some(1 << 40),
+            "KB" | "kB" => Some(1_000),
+            "MB" => Some(1_000_000),
+            "GB" => Some(1_000_000_000),
+            "TB" => Some(1_000_000_000_000),
+            other => {
+                return Err(ConfigError::new(
+                    option,
+                    format!("unknown unit `{other}` in `{text}` (valid: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)"),
+                ))
+            }
+        };
+        let bad = || ConfigError::new(option, format!("`{text}` is not a size (expected e.g. 4096 or 64MiB)"));
+        match mult {
+            None => num.parse::<u64>().map(Size::Count).map_err(|_| bad()),
+            Some(m) => {
+                if let Ok(n) = num.parse::<u64>() {
+                    n.checked_mul(m).map(Size::Bytes).ok_or_else(bad)
+                } else {
+                    let x: f64 = num.parse().map_err(|_| bad())?;
+                    let bytes = (x * m as f64).round();
+                    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+                        return Err(bad());
+                    }
+                    Ok(Size::Bytes(bytes as u64))
+                }
+            }
+        }
+    }
+
+    /// The size in units of `unit` bytes: counts are returned as they are, bytes are divided
+    /// (rounding down).
+    pub fn in_units(self, unit: u64) -> u64 {
+        match self {
+            Size::Count(n) => n,
+            Size::Bytes(b) => b / unit.max(1),
+        }
+    }
+}
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Size::Count(n) => write!(f, "{n}"),
+            Size::Bytes(b) => {
+                for (unit, m) in [("TiB", 1u64 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+                    if b >= m && b % m == 0 {
+                        return write!(f, "{}{unit}", b / m);
+                    }
+                }
+                write!(f, "{b}B")
+            }
+        }
+    }
+}
+
+/// Parses a duration: `9.5ms`, `120us`, `3s`, `250ns`; a plain number is nanoseconds.
+pub fn parse_duration_ns(option: &str, text: &str) -> Result<u64, ConfigError> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mult = match unit.trim() {
+        "" | "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        other => {
+            return Err(ConfigError::new(option, format!("unknown time unit `{other}` in `{text}` (valid: ns, us, ms, s)")))
+        }
+    };
+    let x: f64 = num
+        .parse()
+        .map_err(|_| ConfigError::new(option, format!("`{text}` is not a duration (expected e.g. 9.5ms)")))?;
+    let ns = (x * mult).round();
+    if !ns.is_finite() || ns < 0.0 || ns > u64::MAX as f64 {
+        return Err(ConfigError::new(option, format!("`{text}` is out of range")));
+    }
+    Ok(ns as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(Size::parse("c", "489").unwrap(), Size::Count(489));
+        assert_eq!(Size::parse("c", "64MiB").unwrap(), Size::Bytes(64 << 20));
+        assert_eq!(Size::parse("c", "1GB").unwrap(), Size::Bytes(1_000_000_000));
+        assert_eq!(Size::parse("c", "1.5KiB").unwrap(), Size::Bytes(1536));
+        assert!(Size::parse("c", "12XB").is_err());
+        assert!(Size::parse("c", "MiB").is_err());
+        assert_eq!(Size::Bytes(64 << 20).to_string(), "64MiB");
+        assert_eq!(Size::Bytes(64 << 20).in_units(4096), 16384);
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ns("d", "9.5ms").unwrap(), 9_500_000);
+        assert_eq!(parse_duration_ns("d", "120us").unwrap(), 120_000);
+        assert_eq!(parse_duration_ns("d", "7").unwrap(), 7);
+        assert!(parse_duration_ns("d", "3 weeks").is_err());
+    }
+}

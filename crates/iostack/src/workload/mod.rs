@@ -1,0 +1,1 @@
+//! Seeded generators of synthetic workloads.
