@@ -1,4 +1,30 @@
-//! The `iostack` command line, as a library so that the Python package can run it too.
+//! The `iostack` command line, as a library so that the Python package runs the very same code.
+//!
+//! One module per subcommand under `commands/`, each with an `Args` struct (clap) and a
+//! `run(args, &Output) -> anyhow::Result<()>`. Errors are printed as one line on stderr and give
+//! exit code 1; usage errors give clap's exit code 2. Nothing here panics on user input.
+
+use clap::{Parser, Subcommand};
+
+mod commands;
+pub mod output;
+
+pub use output::Output;
+
+#[derive(Parser, Debug)]
+#[command(name = "iostack", version, about = "Simulate and measure the storage I/O stack", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Miss-ratio simulation of one or more policies and cache sizes over a trace.
+    Sim(commands::sim::Args),
+    /// List the replacement policies.
+    Policies(commands::policies::Args),
+}
 
 /// Runs the command line with `args` (including the program name); returns the exit code.
 pub fn run<I, T>(args: I) -> i32
@@ -6,6 +32,23 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let _ = args.into_iter().count();
-    0
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    let out = Output::stdout();
+    let result = match cli.command {
+        Command::Sim(a) => commands::sim::run(a, &out),
+        Command::Policies(a) => commands::policies::run(a, &out),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("iostack: error: {e:#}");
+            1
+        }
+    }
 }

@@ -1,0 +1,2 @@
+pub mod policies;
+pub mod sim;

@@ -1,0 +1,28 @@
+//! Where command output goes, and whether progress bars are shown.
+
+use std::io::{IsTerminal, Write};
+
+/// Destination of a command's results (stdout) and progress (stderr, only on a terminal).
+pub struct Output {
+    progress: bool,
+}
+
+impl Output {
+    pub fn stdout() -> Output {
+        Output { progress: std::io::stderr().is_terminal() }
+    }
+
+    /// Whether to draw progress bars.
+    pub fn progress(&self) -> bool {
+        self.progress
+    }
+
+    /// Writes `text` to stdout; a closed pipe (e.g. `| head`) is not an error.
+    pub fn print(&self, text: &str) -> anyhow::Result<()> {
+        let mut so = std::io::stdout().lock();
+        match so.write_all(text.as_bytes()).and_then(|_| so.flush()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            r => Ok(r?),
+        }
+    }
+}
