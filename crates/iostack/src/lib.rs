@@ -24,6 +24,8 @@ pub mod engine;
 pub mod error;
 pub mod metrics;
 pub mod trace;
+#[doc(hidden)]
+pub mod testing;
 pub mod units;
 pub mod workload;
 
