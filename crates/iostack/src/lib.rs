@@ -20,6 +20,7 @@
 //! `iostack-cli`.
 
 pub mod cache;
+pub mod device;
 pub mod engine;
 pub mod error;
 pub mod metrics;
