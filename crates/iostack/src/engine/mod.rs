@@ -4,4 +4,5 @@
 //!   (one request is one object, libCacheSim's semantics) or block mode (requests split into
 //!   pages keyed by device and block number).
 
+pub mod future;
 pub mod sim;
