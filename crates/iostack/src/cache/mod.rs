@@ -14,6 +14,7 @@
 use crate::error::ConfigError;
 use crate::trace::Op;
 
+pub mod index;
 pub mod list;
 mod params;
 
