@@ -4,10 +4,10 @@
 //! the tail. This is the reference point of every other policy and the stack whose depths define
 //! stack distance (Mattson et al., 1970).
 
-use super::index::{Keyed, SlotIndex};
-use super::list::{List, Slab};
+use super::list::{List, Slab, Slot};
 use super::{Access, Evicted, Key, Params, Policy, PolicyInfo};
 use crate::error::ConfigError;
+use super::KeyMap;
 
 pub const INFO: PolicyInfo = PolicyInfo {
     name: "lru",
@@ -22,24 +22,17 @@ struct Entry {
     size: u64,
 }
 
-impl Keyed for Entry {
-    #[inline]
-    fn key(&self) -> Key {
-        self.key
-    }
-}
-
 pub struct Lru {
     capacity: u64,
     occupied: u64,
-    map: SlotIndex,
+    map: KeyMap<Slot>,
     slab: Slab<Entry>,
     list: List,
 }
 
 impl Lru {
     pub fn new(capacity: u64) -> Self {
-        Lru { capacity, occupied: 0, map: SlotIndex::default(), slab: Slab::default(), list: List::new() }
+        Lru { capacity, occupied: 0, map: KeyMap::default(), slab: Slab::default(), list: List::new() }
     }
 
     /// Keys from most to least recently used.
@@ -62,13 +55,13 @@ impl Policy for Lru {
         self.map.len()
     }
     fn contains(&self, key: Key) -> bool {
-        self.map.get(&self.slab, key).is_some()
+        self.map.contains_key(&key)
     }
 
     #[inline]
     fn find(&mut self, a: &Access) -> bool {
-        match self.map.get(&self.slab, a.key) {
-            Some(s) => {
+        match self.map.get(&a.key) {
+            Some(&s) => {
                 self.slab.move_to_head(&mut self.list, s);
                 true
             }
@@ -80,7 +73,7 @@ impl Policy for Lru {
     fn insert(&mut self, a: &Access) {
         let s = self.slab.alloc(Entry { key: a.key, size: a.size });
         self.slab.push_head(&mut self.list, s);
-        self.map.insert(&self.slab, a.key, s);
+        self.map.insert(a.key, s);
         self.occupied += a.size;
     }
 
@@ -88,14 +81,14 @@ impl Policy for Lru {
     fn evict(&mut self, _a: &Access) -> Option<Evicted> {
         let s = self.slab.pop_tail(&mut self.list)?;
         let e = *self.slab.get(s);
-        self.map.remove(&self.slab, e.key);
         self.slab.release(s);
+        self.map.remove(&e.key);
         self.occupied -= e.size;
         Some(Evicted { key: e.key, size: e.size })
     }
 
     fn remove(&mut self, key: Key) -> bool {
-        match self.map.remove(&self.slab, key) {
+        match self.map.remove(&key) {
             Some(s) => {
                 self.slab.unlink(&mut self.list, s);
                 self.occupied -= self.slab.get(s).size;
@@ -107,7 +100,7 @@ impl Policy for Lru {
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.map.allocated_bytes() + self.slab.allocated_bytes()
+        self.map.allocation_size() + self.slab.allocated_bytes()
     }
 }
 

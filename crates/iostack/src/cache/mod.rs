@@ -14,7 +14,6 @@
 use crate::error::ConfigError;
 use crate::trace::Op;
 
-pub mod index;
 pub mod list;
 mod params;
 
