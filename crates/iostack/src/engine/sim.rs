@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::cache::{self, block_key, Access, Key, Policy};
 use crate::engine::future::next_use_positions;
 use crate::error::{ConfigError, Error, TraceError};
-use crate::trace::{Request, TraceReader};
+use crate::trace::{read_all, Request, TraceReader};
 
 /// How requests map to cache entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,10 +124,18 @@ impl SimRun {
         &*self.policy
     }
 
-    /// Gives the run the next-use position of every reference of the stream it will be fed
-    /// (indexed by reference position: requests in object mode, blocks in block mode).
-    pub fn set_future(&mut self, next_use: Arc<Vec<u64>>) {
-        self.future = Some(next_use);
+    /// Whether the policy needs the next-use position of each reference (Belady).
+    pub fn needs_future(&self) -> bool {
+        self.policy.needs_future()
+    }
+
+    /// Gives the run the next-use position of every reference of the stream it will be fed,
+    /// indexed by reference position (one reference per request in object mode, one per block in
+    /// block mode), as [`next_use_positions`] computes it from [`reference_keys`]. `feed` then
+    /// takes each reference's next use from it instead of its `next_access` argument. Runs of a
+    /// sweep share one table (pass an `Arc`).
+    pub fn set_future(&mut self, next_use: impl Into<Arc<Vec<u64>>>) {
+        self.future = Some(next_use.into());
     }
 
     #[inline]
@@ -212,9 +220,17 @@ impl SimRun {
     }
 }
 
-/// Runs one policy over a whole trace (single-threaded; see [`sweep`] for many runs).
+/// Runs one policy over a whole trace (single-threaded; see [`sweep`] for many runs). A policy
+/// that needs the future (Belady) reads the whole trace into memory first to compute each
+/// reference's next use; the others stream.
 pub fn simulate(reader: &mut dyn TraceReader, policy_spec: &str, capacity: u64, mode: Mode) -> Result<SimCounts, Error> {
     let mut run = SimRun::new(policy_spec, capacity, mode)?;
+    if run.needs_future() {
+        let requests = read_all(reader)?;
+        run.set_future(next_use_positions(&reference_keys(&requests, mode)));
+        run.feed_batch(&requests);
+        return Ok(run.counts);
+    }
     let mut buf = Vec::with_capacity(1 << 14);
     loop {
         buf.clear();
@@ -226,27 +242,38 @@ pub fn simulate(reader: &mut dyn TraceReader, policy_spec: &str, capacity: u64, 
     Ok(run.counts)
 }
 
-/// The keys of the reference stream as the cache sees it: one per request in object mode, one
-/// per block in block mode. Input of the next-use pre-pass.
-pub fn reference_keys(reader: &mut dyn TraceReader, mode: Mode) -> Result<Vec<Key>, TraceError> {
+/// The keys of the cache references `requests` make in `mode`, in reference order: one per
+/// request in object mode, one per block in block mode (what [`next_use_positions`] needs for
+/// policies that look into the future).
+pub fn reference_keys(requests: &[Request], mode: Mode) -> Vec<Key> {
+    let mut keys = Vec::with_capacity(requests.len());
+    append_reference_keys(&mut keys, requests, mode);
+    keys
+}
+
+fn append_reference_keys(keys: &mut Vec<Key>, requests: &[Request], mode: Mode) {
+    match mode {
+        Mode::Object { .. } => keys.extend(requests.iter().map(|r| r.offset)),
+        Mode::Block { page_size } => {
+            for r in requests {
+                let (first, end) = r.block_range(page_size);
+                keys.extend((first..end).map(|b| block_key(r.device, b)));
+            }
+        }
+    }
+}
+
+/// The reference keys of a whole trace, read in batches (the sweep's pre-pass).
+fn trace_reference_keys(reader: &mut dyn TraceReader, mode: Mode) -> Result<Vec<Key>, TraceError> {
     let mut keys = Vec::new();
     let mut buf = Vec::with_capacity(1 << 14);
     loop {
         buf.clear();
         if reader.read_batch(&mut buf, 1 << 14)? == 0 {
-            break;
+            return Ok(keys);
         }
-        match mode {
-            Mode::Object { .. } => keys.extend(buf.iter().map(|r| r.offset)),
-            Mode::Block { page_size } => {
-                for r in &buf {
-                    let (first, end) = r.block_range(page_size);
-                    keys.extend((first..end).map(|b| block_key(r.device, b)));
-                }
-            }
-        }
+        append_reference_keys(&mut keys, &buf, mode);
     }
-    Ok(keys)
 }
 
 /// Where a sweep gets its requests: something that can open the trace (more than once when a
@@ -385,7 +412,7 @@ pub fn sweep(source: &dyn TraceSource, runs: &[RunSpec], cfg: &SweepConfig, page
 
     if sims.iter().any(|s| s.policy().needs_future()) {
         let mut reader = source.open()?;
-        let keys = reference_keys(&mut *reader, cfg.mode)?;
+        let keys = trace_reference_keys(&mut *reader, cfg.mode)?;
         let next = Arc::new(next_use_positions(&keys));
         drop(keys);
         for s in sims.iter_mut().filter(|s| s.policy().needs_future()) {
@@ -561,6 +588,24 @@ mod tests {
     }
 
     #[test]
+    fn future_aware_runs_get_next_uses_in_both_modes() {
+        let reqs = zipfish(20_000, 9);
+        let src = MemoryTrace::new(reqs.clone(), "mem");
+        for mode in [Mode::Object { unit_size: true }, Mode::Block { page_size: 4096 }] {
+            let runs = specs(&["lru", "belady"], &[50, 500]);
+            let mut cfg = SweepConfig::new(mode);
+            cfg.threads = 3;
+            let out = sweep(&src, &runs, &cfg, 4096, &mut |_| {}).unwrap();
+            for (res, spec) in out.iter().zip(&runs) {
+                let single = simulate(&mut VecReader::new(reqs.clone()), &spec.policy, spec.capacity, mode).unwrap();
+                assert_eq!((res.hits, res.blocks.unwrap_or(0)), (single.hits, single.blocks), "{spec:?} {mode:?}");
+            }
+            // OPT never misses more than LRU at the same size.
+            assert!(out[2].miss_ratio < out[0].miss_ratio && out[3].miss_ratio < out[1].miss_ratio, "{mode:?}");
+        }
+    }
+
+    #[test]
     fn block_mode_counts_blocks() {
         // 0..8192 is two blocks; the second request touches block 1 only, the third spans 1..3.
         let reqs = vec![Request::read(0, 8192), Request::read(4096, 100), Request::read(4096, 8192)];
@@ -594,9 +639,9 @@ mod tests {
     #[test]
     fn reference_keys_follow_the_mode() {
         let reqs = vec![Request::read(0, 8192), Request::read(4096, 1)];
-        let obj = reference_keys(&mut VecReader::new(reqs.clone()), Mode::Object { unit_size: true }).unwrap();
+        let obj = reference_keys(&reqs, Mode::Object { unit_size: true });
         assert_eq!(obj, vec![0, 4096]);
-        let blk = reference_keys(&mut VecReader::new(reqs), Mode::Block { page_size: 4096 }).unwrap();
+        let blk = trace_reference_keys(&mut VecReader::new(reqs), Mode::Block { page_size: 4096 }).unwrap();
         assert_eq!(blk, vec![0, 1, 1]);
         assert_eq!(next_use_positions(&blk), vec![u64::MAX, 2, u64::MAX]);
     }
