@@ -18,6 +18,8 @@ pub mod list;
 mod params;
 
 pub mod lru;
+pub mod s3fifo;
+pub mod twoq;
 
 pub use params::{Params, PolicySpec};
 
@@ -167,7 +169,11 @@ pub struct PolicyInfo {
 }
 
 /// Every policy iostack has.
-pub static POLICIES: &[PolicyInfo] = &[lru::INFO];
+pub static POLICIES: &[PolicyInfo] = &[
+    lru::INFO,
+    twoq::INFO,
+    s3fifo::INFO,
+];
 
 /// Looks a policy up by name or alias (case-insensitive).
 pub fn find_info(name: &str) -> Option<&'static PolicyInfo> {
