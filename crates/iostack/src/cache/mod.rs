@@ -25,6 +25,8 @@ pub mod fifo;
 pub mod lfu;
 pub mod lru;
 pub mod slru;
+pub mod s3fifo;
+pub mod twoq;
 
 pub use params::{Params, PolicySpec};
 
@@ -186,6 +188,8 @@ pub static POLICIES: &[PolicyInfo] = &[
     slru::INFO,
     lfu::INFO,
     belady::INFO,
+    twoq::INFO,
+    s3fifo::INFO,
 ];
 
 /// Looks a policy up by name or alias (case-insensitive).
