@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::cache::{self, block_key, Access, Key, Policy};
 use crate::engine::future::next_use_positions;
 use crate::error::{ConfigError, Error, TraceError};
-use crate::trace::{read_all, Request, TraceReader};
+use crate::trace::{read_all, Format, ReaderOptions, Request, TraceReader};
 
 /// How requests map to cache entries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -308,6 +308,43 @@ impl TraceSource for MemoryTrace {
     }
     fn format(&self) -> String {
         "memory".to_string()
+    }
+}
+
+/// A trace file, opened with [`crate::trace::open`] (format given or detected).
+pub struct FileTrace {
+    pub path: PathBuf,
+    pub format: Option<Format>,
+    pub options: ReaderOptions,
+}
+
+impl FileTrace {
+    /// Checks that the file can be opened (and its format detected) before any work starts.
+    pub fn new(path: impl Into<PathBuf>, format: Option<Format>, options: ReaderOptions) -> Result<FileTrace, TraceError> {
+        let path = path.into();
+        let format = match format {
+            Some(f) => Some(f),
+            None => {
+                crate::trace::detect_format(&path)?;
+                None
+            }
+        };
+        Ok(FileTrace { path, format, options })
+    }
+}
+
+impl TraceSource for FileTrace {
+    fn open(&self) -> Result<Box<dyn TraceReader>, Error> {
+        Ok(crate::trace::open(&self.path, self.format, &self.options)?)
+    }
+    fn name(&self) -> String {
+        self.path.display().to_string()
+    }
+    fn format(&self) -> String {
+        match self.format {
+            Some(f) => f.name().to_string(),
+            None => crate::trace::detect_format(&self.path).map(|f| f.name().to_string()).unwrap_or_default(),
+        }
     }
 }
 
