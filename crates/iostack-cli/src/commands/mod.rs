@@ -3,3 +3,4 @@ pub mod sim;
 pub mod convert;
 pub mod formats;
 pub mod gen;
+pub mod demo;
