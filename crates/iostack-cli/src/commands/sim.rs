@@ -6,7 +6,7 @@
 //! Cache sizes: a plain number counts the cache's unit; a size with a byte unit (`64MiB`) is
 //! converted to it:
 //! - object mode with `--unit-size`: the cache counts objects, so only plain counts are accepted
-//!   (a byte size has no meaning when every object has size 1);
+//!   (a byte size has no meaning when every object has size 1; the error says so);
 //! - object mode with real sizes: the capacity is bytes; a plain number is bytes too;
 //! - block mode: the cache counts blocks of `--page-size` bytes; a byte size is divided by the
 //!   page size (rounding down) and must hold at least one page.
@@ -90,26 +90,7 @@ pub fn split_policies(args: &[String]) -> Result<Vec<String>, ConfigError> {
 
 /// The capacity of a cache of `size` in the cache's unit for `mode` (see the module comment).
 pub fn capacity(size: Size, text: &str, mode: Mode) -> Result<u64, ConfigError> {
-    let cap = match (mode, size) {
-        (Mode::Object { unit_size: true }, Size::Bytes(_)) => {
-            return Err(ConfigError::new(
-                "--cache",
-                format!("`{text}` is a byte size, but with --unit-size the cache counts objects; give a count"),
-            ))
-        }
-        (Mode::Object { .. }, s) => s.in_units(1),
-        (Mode::Block { page_size }, Size::Bytes(b)) => {
-            if b < page_size {
-                return Err(ConfigError::new("--cache", format!("`{text}` is smaller than one page of {page_size} bytes")));
-            }
-            b / page_size
-        }
-        (Mode::Block { .. }, Size::Count(n)) => n,
-    };
-    if cap == 0 {
-        return Err(ConfigError::new("--cache", format!("`{text}`: the cache size must be at least 1")));
-    }
-    Ok(cap)
+    mode.capacity(size, text)
 }
 
 /// The mode from the flags; rejects flags that do not apply.

@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::cache::{self, block_key, Access, Key, Policy};
 use crate::engine::future::next_use_positions;
 use crate::error::{ConfigError, Error, TraceError};
+use crate::units::Size;
 use crate::trace::{read_all, Format, ReaderOptions, Request, TraceReader};
 
 /// How requests map to cache entries.
@@ -58,6 +59,34 @@ impl Mode {
             Mode::Object { unit_size: false } => "bytes",
             Mode::Block { .. } => "blocks",
         }
+    }
+
+    /// The capacity of a cache of `size` in this mode's unit (`text` is how the user wrote it,
+    /// for messages). A plain count is taken in the cache's unit. A byte size is: rejected with
+    /// unit size (the cache counts objects of size 1, so bytes mean nothing); taken as it is in
+    /// sized object mode (the capacity is bytes); divided by the page size in block mode (it
+    /// must hold at least one page). Zero is rejected.
+    pub fn capacity(&self, size: Size, text: &str) -> Result<u64, ConfigError> {
+        let cap = match (*self, size) {
+            (Mode::Object { unit_size: true }, Size::Bytes(_)) => {
+                return Err(ConfigError::new(
+                    "--cache",
+                    format!("`{text}` is a byte size, but with unit size the cache counts objects; give a count"),
+                ))
+            }
+            (Mode::Object { .. }, s) => s.in_units(1),
+            (Mode::Block { page_size }, Size::Bytes(b)) => {
+                if b < page_size {
+                    return Err(ConfigError::new("--cache", format!("`{text}` is smaller than one page of {page_size} bytes")));
+                }
+                b / page_size
+            }
+            (Mode::Block { .. }, Size::Count(n)) => n,
+        };
+        if cap == 0 {
+            return Err(ConfigError::new("--cache", format!("`{text}`: the cache size must be at least 1")));
+        }
+        Ok(cap)
     }
 
     fn check(&self) -> Result<(), ConfigError> {
