@@ -62,6 +62,14 @@ impl Policy for Lru {
     /// A hit moves the entry to the head. The entry keeps the size it was inserted with, as in
     /// libCacheSim, even if this reference gives another size.
     #[inline]
+    fn prefetch(&self, key: Key) {
+        let slab = &self.slab;
+        if let Some(s) = self.index.find(key, |s| slab.get(s).key) {
+            slab.prefetch(s);
+        }
+    }
+
+    #[inline]
     fn find(&mut self, a: &Access) -> bool {
         let slab = &self.slab;
         match self.index.find(a.key, |s| slab.get(s).key) {
