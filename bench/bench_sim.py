@@ -148,7 +148,7 @@ def run_cli(path: pathlib.Path, policy: str, csv: bool) -> dict:
 def memory_breakdown(path: pathlib.Path) -> tuple[float, float] | None:
     """Peak anonymous and file-backed RSS (MiB) of one CLI run (LRU), sampled from
     /proc/PID/status every 10 ms (Linux only): the file-backed part is the memory-mapped trace,
-    which is page cache the kernel can drop, not memory iostack allocates."""
+    and the program code, page cache the kernel can drop, not memory iostack allocates."""
     if not pathlib.Path("/proc/self/status").exists():
         return None
     cmd = [*iostack_exe(), "sim", str(path), "--policy", "lru", "--cache", str(CACHE), "--unit-size", "--json"]
@@ -228,7 +228,7 @@ def main() -> None:
     mem = memory_breakdown(binary)
     if mem:
         print(f"iostack CLI (LRU, oracleGeneral) peak RSS split: {mem[0]:.1f} MiB anonymous, {mem[1]:.1f} MiB file-backed "
-              f"(the memory-mapped trace, {binary.stat().st_size / 2**20:.0f} MiB on disk)")
+              f"(the memory-mapped trace, {binary.stat().st_size / 2**20:.0f} MiB on disk, and program code)")
     if ("csv", "lru") in results:
         lb, pb, cb = results[("oracleGeneral", "lru")]
         lc, pc, cc = results[("csv", "lru")]
