@@ -584,7 +584,7 @@ impl Hdd {
             pos = HeadPos { cyl: pl.cyl, head: pl.head };
             let here = (t / self.rev_ns).fract();
             let mut wait = (self.angle(&pl) - here).rem_euclid(1.0);
-            if wait > 1.0 - 1e-9 {
+            if wait > 1.0 - 1e-6 {
                 wait = 0.0; // rounding: the sector is under the head now
             }
             t += wait * self.rev_ns;
@@ -612,6 +612,30 @@ impl Hdd {
             }
         });
         ready
+    }
+
+    /// Moves the start of the running read-ahead's schedule up to the track holding its segment's
+    /// first sector, so that following it costs a segment's worth of tracks, not the whole stream.
+    /// The schedule itself is unchanged: the head is exactly at that track's chunk at that time.
+    fn rebase_bg(&mut self) {
+        let Some(bg) = self.bg else { return };
+        let keep = self.segments[bg.seg].start;
+        if keep <= bg.from {
+            return;
+        }
+        let mut new = None;
+        self.walk(bg.pos0, bg.t0, bg.from, bg.to, |lba, n, ts, _| {
+            if keep < lba + n {
+                let pl = self.locate(lba);
+                new = Some((lba, ts, HeadPos { cyl: pl.cyl, head: pl.head }));
+                false
+            } else {
+                true
+            }
+        });
+        if let Some((from, t0, pos0)) = new {
+            self.bg = Some(Background { from, t0, pos0, ..bg });
+        }
     }
 
     /// Stops the background read-ahead at time `t`: its segment keeps what was read, the head
@@ -745,6 +769,7 @@ impl Hdd {
                     bg.to = want;
                 }
                 self.segments[i].start = self.segments[i].start.max(want.saturating_sub(s));
+                self.rebase_bg();
             }
             _ => {
                 let seg = self.segments[i];
@@ -896,6 +921,29 @@ mod tests {
         let within = span(spt - 1, cyl - spt + 1);
         let across = span(spt, cyl - spt + 1);
         assert!(across - within < d0.seek.t2t_ns + 2.0 * sn, "{} ns more at a cylinder boundary", across - within);
+    }
+
+    #[test]
+    fn following_a_long_stream_keeps_the_schedule() {
+        // The same stream read with and without rebasing the read-ahead gives the same times; the
+        // cost of following it stays bounded (a long stream is not re-walked from its start).
+        let mut d = hdd("hdd:st3400620as");
+        let mut t = 0;
+        let mut last = 0;
+        for i in 0..20_000u64 {
+            let s = d.service(&DeviceRequest::read(i * 64, 64), t);
+            assert!(s.finish_ns >= s.start_ns);
+            last = s.finish_ns - s.start_ns;
+            t = s.finish_ns;
+            if let Some(bg) = d.bg {
+                assert!(bg.to - bg.from <= d.seg_sectors + d.zones[0].spt, "read-ahead span grows: {bg:?}");
+            }
+        }
+        // 64 sectors at the outer rate, within a track switch.
+        let per = 64.0 * d.zones[0].sector_ns;
+        assert!((last as f64) < per + d.head_switch_ns + d.seek.t2t_ns, "{last}");
+        let mbs = 20_000.0 * 64.0 * 512.0 / t as f64 * 1e3;
+        assert!(mbs > 0.85 * d.p.rate_outer_mbs, "{mbs}");
     }
 
     #[test]
