@@ -236,8 +236,11 @@ pub fn cheetah9lp() -> HddParams {
     }
 }
 
+/// A named preset.
+pub type HddPreset = (&'static str, fn() -> HddParams);
+
 /// The HDD presets by name.
-pub const PRESETS: &[(&str, fn() -> HddParams)] =
+pub const PRESETS: &[HddPreset] =
     &[("ultrastar18zx", ultrastar18zx), ("wd7200", wd7200), ("st3400620as", st3400620as), ("cheetah9lp", cheetah9lp)];
 
 /// Keys a spec may override.

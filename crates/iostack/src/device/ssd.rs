@@ -71,7 +71,10 @@ pub fn x25m() -> SsdParams {
     }
 }
 
-pub const PRESETS: &[(&str, fn() -> SsdParams)] = &[("x25m", x25m)];
+/// A named preset.
+pub type SsdPreset = (&'static str, fn() -> SsdParams);
+
+pub const PRESETS: &[SsdPreset] = &[("x25m", x25m)];
 
 pub const KEYS: &[&str] =
     &["capacity", "page", "channels", "read", "program", "write_ack", "overhead", "interface", "buffer"];
