@@ -71,3 +71,14 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     }
     out.print(&text)
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lists_presets_and_rejects_unknown_ones() {
+        assert_eq!(crate::run(["iostack", "devices"]), 0);
+        assert_eq!(crate::run(["iostack", "devices", "--json", "hdd:wd7200,cache=off"]), 0);
+        assert_eq!(crate::run(["iostack", "devices", "hdd:nosuch"]), 1);
+        assert_eq!(crate::run(["iostack", "devices", "hdd:wd7200,segments=zero"]), 1);
+    }
+}
