@@ -218,3 +218,5 @@ pub fn build_spec(spec: &PolicySpec, capacity: u64) -> Result<Box<dyn Policy>, C
 
 #[cfg(test)]
 pub(crate) mod testutil;
+#[cfg(test)]
+mod properties;
