@@ -17,6 +17,7 @@ use crate::trace::Op;
 pub mod list;
 mod params;
 
+pub mod lirs;
 pub mod lru;
 pub mod s3fifo;
 pub mod twoq;
@@ -173,6 +174,7 @@ pub static POLICIES: &[PolicyInfo] = &[
     lru::INFO,
     twoq::INFO,
     s3fifo::INFO,
+    lirs::INFO,
 ];
 
 /// Looks a policy up by name or alias (case-insensitive).
