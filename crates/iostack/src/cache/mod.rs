@@ -17,6 +17,7 @@ use crate::trace::Op;
 pub mod list;
 mod params;
 
+pub mod linux;
 pub mod lirs;
 pub mod lru;
 pub mod s3fifo;
@@ -175,6 +176,7 @@ pub static POLICIES: &[PolicyInfo] = &[
     twoq::INFO,
     s3fifo::INFO,
     lirs::INFO,
+    linux::INFO,
 ];
 
 /// Looks a policy up by name or alias (case-insensitive).
