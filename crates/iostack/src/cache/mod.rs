@@ -23,8 +23,12 @@ pub mod belady;
 pub mod clock;
 pub mod fifo;
 pub mod lfu;
+pub mod linux;
+pub mod lirs;
 pub mod lru;
+pub mod s3fifo;
 pub mod slru;
+pub mod twoq;
 
 pub use params::{Params, PolicySpec};
 
@@ -186,6 +190,10 @@ pub static POLICIES: &[PolicyInfo] = &[
     slru::INFO,
     lfu::INFO,
     belady::INFO,
+    twoq::INFO,
+    s3fifo::INFO,
+    lirs::INFO,
+    linux::INFO,
 ];
 
 /// Looks a policy up by name or alias (case-insensitive).
