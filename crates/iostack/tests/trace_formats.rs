@@ -252,3 +252,78 @@ mod no_panic {
         }
     }
 }
+
+#[test]
+fn vscsi_v2_records() {
+    let d = tempfile::tempdir().unwrap();
+    let mut bytes = Vec::new();
+    for (i, cmd) in [(0u64, 0x28u16), (1, 0x2a), (2, 0x12), (3, 0x88)] {
+        bytes.extend_from_slice(&cmd.to_le_bytes());
+        bytes.extend_from_slice(&0x0200u16.to_le_bytes()); // ver: v2
+        bytes.extend_from_slice(&(i as u32).to_le_bytes()); // sn
+        bytes.extend_from_slice(&(4096u32 * (i as u32 + 1)).to_le_bytes()); // len
+        bytes.extend_from_slice(&1u32.to_le_bytes()); // nSG
+        bytes.extend_from_slice(&(1000 + i * 8).to_le_bytes()); // lbn
+        bytes.extend_from_slice(&(5_000_000 + i * 10).to_le_bytes()); // ts_us
+        bytes.extend_from_slice(&7u64.to_le_bytes()); // rt
+    }
+    let p = file(d.path(), "v2.bin", &bytes);
+    let v = ok(&p, None);
+    // The INQUIRY (0x12) record moves no data and is passed over.
+    assert_eq!(v.len(), 3);
+    assert_eq!(v[0], Request { time_ns: 0, offset: 1000 * 512, length: 4096, pid: 0, device: 0, op: Op::Read, file: None });
+    assert_eq!((v[1].op, v[1].offset, v[1].time_ns), (Op::Write, 1008 * 512, 10_000));
+    assert_eq!((v[2].op, v[2].length, v[2].time_ns), (Op::Read, 16384, 30_000));
+}
+
+#[test]
+fn msr_hosts_become_devices() {
+    let d = tempfile::tempdir().unwrap();
+    let p = file(
+        d.path(),
+        "m.csv",
+        b"128166385295514663,hm,1,Write,4096,512,2833\n128166385295514763,src1,0,Read,0,4096,10\n128166385295514863,hm,1,read,8192,512,1\n",
+    );
+    let v = ok(&p, None);
+    assert_eq!(v.iter().map(|r| r.device).collect::<Vec<_>>(), vec![1, 1 << 16, 1]);
+    assert_eq!((v[1].time_ns, v[2].op), (10_000, Op::Read));
+    let p = file(d.path(), "m2.csv", b"128166385295514663,hm,1,Erase,4096,512,2833\n");
+    let e = err(&p, Some(Format::Msr));
+    assert!(e.ends_with("m2.csv: line 1: field `Type`: `Erase` is not Read or Write"), "{e}");
+}
+
+#[test]
+fn lis_and_plain_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let p = file(d.path(), "a.lis", b"10 3 0 0\n20 0 0 1\n5 1 0 2\n");
+    let v = ok(&p, None);
+    assert_eq!(v.iter().map(|r| r.offset / 512).collect::<Vec<_>>(), vec![10, 11, 12, 5]);
+    let p = file(d.path(), "b.lis", b"10 3 0 0\n20 x 0 1\n");
+    let e = err(&p, None);
+    assert!(e.ends_with("b.lis: line 2: field `n_blocks`: `x` is not a number"), "{e}");
+    let p = file(d.path(), "c.lis", b"18446744073709551615 2 0 0\n");
+    assert!(err(&p, None).contains("out of range"));
+    let p = file(d.path(), "ids.txt", b"1\n2\n3 4\n");
+    let e = err(&p, Some(Format::Plain));
+    assert!(e.contains("line 3: field `id`"), "{e}");
+}
+
+#[test]
+fn blkparse_skips_summaries_and_other_events() {
+    let d = tempfile::tempdir().unwrap();
+    let text = "  8,0    3        1     0.000000000  697  A  WS 4097 + 8 <- (8,1) 2049\n\
+                \x20 8,0    3        2     0.000001000  697  Q  WS 4097 + 8 [jbd2/sda1-8]\n\
+                \x20 8,0    3        3     0.000002000  697  Q  FWS [jbd2/sda1-8]\n\
+                \x20 8,0    3        4     0.000003000  697  m   N cfq697 insert_request\n\
+                \x20 8,0    1        5     0.000004000  700  Q   R 100 + 16 [cat]\n\
+                CPU3 (8,0):\n Reads Queued:           1,        8KiB\t Writes Queued:           1,        4KiB\n\
+                Total (8,0):\nThroughput (R/W): 0KiB/s / 0KiB/s\nEvents (8,0): 5 entries\n";
+    let p = file(d.path(), "trace.blkparse", text.as_bytes());
+    let v = ok(&p, None);
+    assert_eq!(v.len(), 2);
+    assert_eq!(v[0], Request { time_ns: 1000, offset: 4097 * 512, length: 4096, pid: 697, device: 8 << 20, op: Op::Write, file: None });
+    assert_eq!((v[1].pid, v[1].op, v[1].length), (700, Op::Read, 8192));
+    let p = file(d.path(), "bad.blkparse", b"  8,0 3 2 0.0000010 697 Q WS 40x7 + 8 [jbd2]\n");
+    let e = err(&p, None);
+    assert!(e.ends_with("line 1: field `sector`: `40x7` is not a number"), "{e}");
+}

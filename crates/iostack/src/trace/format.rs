@@ -362,7 +362,11 @@ pub fn classify_line(line: &[u8]) -> Option<Format> {
     if memchr::memchr(b',', line).is_some() {
         let mut f = [&b""[..]; 8];
         let n = split_delim(line, b',', &mut f);
-        if n == 7 && matches!(super::parse::trim(f[3]), b"Read" | b"Write") && int(f[0]) && int(f[2]) && int(f[4]) && int(f[5]) {
+        let rw_word = |s: &[u8]| {
+            let s = super::parse::trim(s);
+            s.eq_ignore_ascii_case(b"read") || s.eq_ignore_ascii_case(b"write")
+        };
+        if n == 7 && rw_word(f[3]) && int(f[0]) && int(f[2]) && int(f[4]) && int(f[5]) {
             return Some(Format::Msr);
         }
         if n >= 5 && int(f[0]) && int(f[1]) && int(f[2]) && rw(f[3]) && parse_f64(f[4]).is_some() {
