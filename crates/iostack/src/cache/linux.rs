@@ -17,7 +17,12 @@
 //!   and count it as an activation for the nonresident age (`workingset_activation`);
 //! - active and not PG_referenced: set PG_referenced;
 //! - active and PG_referenced: nothing.
-//! A hit never reorders a list. Since the page that a demand miss brings in is read right away,
+//! A hit never reorders a list. `filemap_read` skips the marking when a read starts in the folio
+//! where the previous read of the file ended ("when a read accesses the same folio several times,
+//! only mark it as accessed the first time", via `ra->prev_pos`): iostack applies this to
+//! consecutive demand references to the same page (one global stream, not one per open file), so
+//! a run of small reads within one page counts as one reference.
+//! Since the page that a demand miss brings in is read right away,
 //! it starts PG_referenced, so its next reference activates it: "activated on the second
 //! reference while inactive". A page brought in by a prefetcher ([`Origin::Prefetch`]) is not
 //! marked until a demand reference touches it, so it needs two.
@@ -172,6 +177,8 @@ pub struct TwoListCore {
     /// `lruvec->nonresident_age`.
     age: u64,
     max_shadows: usize,
+    /// The page the previous demand read ended in (`ra->prev_pos`), or `None`.
+    last_read: Option<Key>,
     pub stats: TwoListStats,
 }
 
@@ -190,6 +197,7 @@ impl TwoListCore {
             active_size: 0,
             age: 0,
             max_shadows,
+            last_read: None,
             stats: TwoListStats::default(),
         }
     }
@@ -253,6 +261,17 @@ impl TwoListCore {
         (keys(&self.inactive), keys(&self.active))
     }
 
+    /// A demand read of resident page `s`, as `filemap_read` does it: marks the page accessed
+    /// unless the previous demand read was of the same page.
+    #[inline]
+    pub fn read(&mut self, s: Slot) {
+        let key = self.slab.get(s).key;
+        if self.last_read != Some(key) {
+            self.mark_accessed(s);
+        }
+        self.last_read = Some(key);
+    }
+
     /// `folio_mark_accessed`: the PG_referenced two-step on a resident page.
     #[inline]
     pub fn mark_accessed(&mut self, s: Slot) {
@@ -273,7 +292,8 @@ impl TwoListCore {
     }
 
     /// Adds a page that is not resident: the refault test against its shadow entry, if any,
-    /// decides the list (`workingset_refault`); a demand reference then marks it accessed.
+    /// decides the list (`workingset_refault`); a demand reference then reads it
+    /// ([`TwoListCore::read`]).
     /// The caller has made room (see [`TwoListCore::reclaim`]).
     pub fn admit(&mut self, key: Key, size: u64, demand: bool) -> Slot {
         let mut lru = Lru::Inactive;
@@ -313,7 +333,7 @@ impl TwoListCore {
             }
         }
         if demand {
-            self.mark_accessed(s);
+            self.read(s);
         }
         s
     }
@@ -460,7 +480,7 @@ impl Policy for Linux {
         match self.core.lookup(a.key) {
             Some(s) => {
                 if a.origin == Origin::Demand {
-                    self.core.mark_accessed(s);
+                    self.core.read(s);
                 }
                 true
             }
@@ -517,8 +537,18 @@ mod tests {
         assert!(!p.get(&pre));
         assert!(p.get(&Access::unit(7, 1)));
         assert_eq!(p.core.lists().1, Vec::<u64>::new());
-        assert!(p.get(&Access::unit(7, 2)));
+        assert!(!p.get(&Access::unit(8, 2)));
+        assert!(p.get(&Access::unit(7, 3)));
         assert_eq!(p.core.lists().1, vec![7]);
+    }
+
+    #[test]
+    fn consecutive_reads_of_one_page_mark_it_once() {
+        let mut p = linux(10);
+        testutil::run_keys(&mut p, &[1, 1, 1, 1]);
+        assert_eq!(p.core.lists(), (vec![1], vec![]));
+        testutil::run_keys(&mut p, &[2, 1]);
+        assert_eq!(p.core.lists(), (vec![2], vec![1]));
     }
 
     #[test]
@@ -538,6 +568,7 @@ mod tests {
         // re-activates it.
         assert!(p.get(&Access::unit(2, 9)));
         assert!(!p.core.lists().1.contains(&2));
+        assert!(p.get(&Access::unit(4, 10)));
         assert!(p.get(&Access::unit(2, 10)));
         assert!(p.core.lists().1.contains(&2));
         // An active page referenced before its demotion keeps PG_referenced: after demotion, one
