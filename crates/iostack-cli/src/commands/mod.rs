@@ -1,2 +1,5 @@
 pub mod policies;
 pub mod sim;
+pub mod convert;
+pub mod formats;
+pub mod gen;
