@@ -36,9 +36,9 @@ const ALGOS: &[(&str, &str, Agreement, Agreement)] = &[
     ("SLRU", "slru:segments=4", Exact, Exact),
     ("Belady", "belady", Exact, Exact),
     ("LFU", "lfu", Exact, Exact),
-    ("TwoQ", "2q", Within(0.005), Within(0.005)),
-    ("LIRS", "lirs", Within(0.005), Within(0.005)),
-    ("S3FIFO", "s3fifo", Within(0.005), Within(0.005)),
+    ("TwoQ", "2q:kin=0.25,kout=0.5", Within(0.005), Within(0.005)),
+    ("LIRS", "lirs:hir=0.01", Within(0.005), Within(0.005)),
+    ("S3FIFO", "s3fifo:small=0.1,threshold=2", Within(0.005), Within(0.005)),
 ];
 
 struct Row {
