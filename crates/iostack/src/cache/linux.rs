@@ -17,14 +17,13 @@
 //!   and count it as an activation for the nonresident age (`workingset_activation`);
 //! - active and not PG_referenced: set PG_referenced;
 //! - active and PG_referenced: nothing.
+//!
 //! A hit never reorders a list. `filemap_read` skips the marking when a read starts in the folio
-//! where the previous read of the file ended ("when a read accesses the same folio several times,
-//! only mark it as accessed the first time", via `ra->prev_pos`): iostack applies this to
-//! consecutive demand references to the same page (one global stream, not one per open file), so
-//! a run of small reads within one page counts as one reference.
-//! Since the page that a demand miss brings in is read right away,
-//! it starts PG_referenced, so its next reference activates it: "activated on the second
-//! reference while inactive". A page brought in by a prefetcher ([`Origin::Prefetch`]) is not
+//! where the previous read of the file ended (`ra->prev_pos`), so that repeated reads within one
+//! folio count once: iostack applies this to consecutive demand references to the same page (one
+//! global stream, not one per open file). Since the page that a demand miss brings in is read
+//! right away, it starts PG_referenced, so its next reference activates it: activation on the
+//! second reference while inactive. A page brought in by a prefetcher ([`Origin::Prefetch`]) is not
 //! marked until a demand reference touches it, so it needs two.
 //!
 //! Reclaim (`shrink_folio_list` / `folio_check_references`): the inactive tail is reclaimed. For
@@ -56,8 +55,8 @@
 //! activation. Otherwise it enters the inactive list like a new page.
 //!
 //! Shadow bound (`count_shadow_nodes`): the kernel limits the radix-tree nodes holding shadow
-//! entries because "we don't need to keep more shadow entries than possible pages on the active
-//! list, since refault distances bigger than that are dismissed". iostack keeps shadow entries
+//! entries, reasoning that a shadow whose refault distance exceeds the largest possible active
+//! list can never cause an activation, so keeping it is useless. iostack keeps shadow entries
 //! in a FIFO in eviction order and drops the oldest once its refault distance exceeds the
 //! capacity (such an entry can never qualify again, since the active list is never larger than
 //! the cache), and in any case keeps at most `shadows` × capacity of them (default 1): the bound
