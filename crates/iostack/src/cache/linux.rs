@@ -73,7 +73,8 @@
 //! Structure: the lists, flags, ages and shadows are a [`TwoListCore`], whose methods are the
 //! kernel's steps (mark accessed, admit with the refault test, balance, evict an inactive page).
 //! [`Linux`] is the plain policy on top of it; a policy that chooses inactive victims differently
-//! (DULO applied to the inactive list) can reuse the core and call [`TwoListCore::evict_slot`].
+//! (DULO applied to the inactive list) can reuse the core, follow the inactive list through an
+//! [`InactiveObserver`], and call [`TwoListCore::evict_slot`] on the victim it picks.
 
 use super::list::{List, Slab, Slot};
 use super::{Access, Evicted, Key, KeyMap, Origin, Params, Policy, PolicyInfo};
@@ -162,8 +163,21 @@ pub struct TwoListStats {
     pub restores: u64,
 }
 
+/// Told when a page joins or leaves the inactive list, so that a policy built on
+/// [`TwoListCore`] can keep its own index of inactive pages (DULO's sequencing bank, for one)
+/// without rescanning the list. `()` observes nothing and costs nothing.
+pub trait InactiveObserver {
+    /// Page `slot` (key `key`) is now on the inactive list: admitted, or demoted.
+    fn entered(&mut self, _slot: Slot, _key: Key) {}
+    /// Page `slot` left the inactive list: activated, evicted or removed.
+    fn left(&mut self, _slot: Slot, _key: Key) {}
+}
+
+impl InactiveObserver for () {}
+
 /// The active and inactive lists, the PG_referenced two-step, shadow entries and the refault test.
-pub struct TwoListCore {
+pub struct TwoListCore<O: InactiveObserver = ()> {
+    observer: O,
     capacity: u64,
     config: TwoListConfig,
     map: KeyMap<Slot>,
@@ -183,8 +197,16 @@ pub struct TwoListCore {
 
 impl TwoListCore {
     pub fn new(capacity: u64, config: TwoListConfig) -> Self {
+        TwoListCore::with_observer(capacity, config, ())
+    }
+}
+
+impl<O: InactiveObserver> TwoListCore<O> {
+    /// A core that reports inactive-list changes to `observer`.
+    pub fn with_observer(capacity: u64, config: TwoListConfig, observer: O) -> Self {
         let max_shadows = (config.shadows * capacity as f64).min(u32::MAX as f64 / 2.0) as usize;
         TwoListCore {
+            observer,
             capacity,
             config,
             map: KeyMap::default(),
@@ -201,6 +223,12 @@ impl TwoListCore {
         }
     }
 
+    pub fn observer(&self) -> &O {
+        &self.observer
+    }
+    pub fn observer_mut(&mut self) -> &mut O {
+        &mut self.observer
+    }
     pub fn capacity(&self) -> u64 {
         self.capacity
     }
@@ -280,8 +308,9 @@ impl TwoListCore {
         } else if p.lru == Lru::Inactive {
             p.referenced = false;
             p.lru = Lru::Active;
-            let size = p.size;
+            let (key, size) = (p.key, p.size);
             self.slab.unlink(&mut self.inactive, s);
+            self.observer.left(s, key);
             self.slab.push_head(&mut self.active, s);
             self.inactive_size -= size;
             self.active_size += size;
@@ -329,6 +358,7 @@ impl TwoListCore {
             _ => {
                 self.slab.push_head(&mut self.inactive, s);
                 self.inactive_size += size;
+                self.observer.entered(s, key);
             }
         }
         if demand {
@@ -362,8 +392,9 @@ impl TwoListCore {
         let p = self.slab.get_mut(s);
         p.lru = Lru::Inactive;
         p.workingset = true;
-        let size = p.size;
+        let (key, size) = (p.key, p.size);
         self.slab.push_head(&mut self.inactive, s);
+        self.observer.entered(s, key);
         self.active_size -= size;
         self.inactive_size += size;
         self.stats.deactivations += 1;
@@ -388,6 +419,7 @@ impl TwoListCore {
         p.referenced = false;
         let (key, size) = (p.key, p.size);
         self.slab.unlink(&mut self.inactive, s);
+        self.observer.left(s, key);
         self.inactive_size -= size;
         self.age += size;
         self.stats.evictions += 1;
@@ -426,6 +458,7 @@ impl TwoListCore {
         match p.lru {
             Lru::Inactive => {
                 self.slab.unlink(&mut self.inactive, s);
+                self.observer.left(s, key);
                 self.inactive_size -= p.size;
             }
             Lru::Active => {
@@ -613,6 +646,39 @@ mod tests {
         p.get(&Access::unit(victim, t));
         let (inactive, active) = p.core.lists();
         assert!(inactive.contains(&victim) && !active.contains(&victim));
+    }
+
+    /// An observer that mirrors the inactive list sees exactly its membership.
+    #[test]
+    fn observer_mirrors_the_inactive_list() {
+        #[derive(Default)]
+        struct Mirror(std::collections::BTreeSet<Key>);
+        impl InactiveObserver for Mirror {
+            fn entered(&mut self, _: Slot, key: Key) {
+                assert!(self.0.insert(key), "{key} entered twice");
+            }
+            fn left(&mut self, _: Slot, key: Key) {
+                assert!(self.0.remove(&key), "{key} left without entering");
+            }
+        }
+        let mut core = TwoListCore::with_observer(40, TwoListConfig::default(), Mirror::default());
+        for (i, k) in testutil::mixed_keys(5000, 3).into_iter().enumerate() {
+            match core.lookup(k) {
+                Some(s) => core.read(s),
+                None => {
+                    while core.occupied() + 1 > core.capacity() {
+                        core.reclaim();
+                    }
+                    core.admit(k, 1, i % 7 != 0);
+                }
+            }
+            if i % 500 == 499 {
+                core.remove(k);
+            }
+            let inactive: std::collections::BTreeSet<Key> = core.lists().0.into_iter().collect();
+            assert_eq!(core.observer().0, inactive);
+        }
+        assert!(core.stats.evictions > 0 && core.stats.activations > 0 && core.stats.deactivations > 0);
     }
 
     #[test]
