@@ -365,3 +365,13 @@ fn blkparse_skips_summaries_and_other_events() {
     let e = err(&p, None);
     assert!(e.ends_with("line 1: field `sector`: `40x7` is not a number"), "{e}");
 }
+
+#[test]
+fn byte_order_mark_and_mapping_without_format() {
+    let d = tempfile::tempdir().unwrap();
+    let p = file(d.path(), "bom.csv", b"\xef\xbb\xbfoffset,op\n4096,W\n");
+    assert_eq!(ok(&p, None)[0].offset, 4096);
+    let p = file(d.path(), "g.dat", b"7;100\n");
+    let o = ReaderOptions { csv_mapping: Some(CsvMapping::parse("time=0,offset=1,delimiter=;").unwrap()), ..Default::default() };
+    assert_eq!(read(&p, None, &o).unwrap()[0].offset, 100);
+}

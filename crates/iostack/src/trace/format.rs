@@ -286,6 +286,7 @@ fn detect_binary(path: &Path, head: &[u8], total_len: Option<u64>) -> Result<Det
 }
 
 fn detect_text(path: &Path, head: &[u8]) -> Result<Detected, TraceError> {
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     // Whole lines only: the last line of the window may be cut.
     let cut = if head.len() >= 4096 { memchr::memrchr(b'\n', head).unwrap_or(head.len()) } else { head.len() };
     let mut lines = head[..cut]
