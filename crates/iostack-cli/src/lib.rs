@@ -30,6 +30,8 @@ enum Command {
     Convert(commands::convert::Args),
     /// Generate a synthetic workload (zipf, uniform, ...) as a trace file.
     Gen(commands::gen::Args),
+    /// List the device presets and their parameters (--measure for measured figures).
+    Devices(commands::devices::Args),
 }
 
 /// Runs the command line with `args` (including the program name); returns the exit code.
@@ -52,6 +54,7 @@ where
         Command::Formats(a) => commands::formats::run(a, &out),
         Command::Convert(a) => commands::convert::run(a, &out),
         Command::Gen(a) => commands::gen::run(a, &out),
+        Command::Devices(a) => commands::devices::run(a, &out),
     };
     match result {
         Ok(()) => 0,
