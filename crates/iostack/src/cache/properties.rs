@@ -65,3 +65,21 @@ proptest! {
         }
     }
 }
+
+/// libCacheSim's common semantics, for every registered policy: a hit keeps the size the object
+/// was inserted with, and an object larger than the cache is not inserted. (The capacity leaves
+/// room for policies that admit only objects that fit a part of the cache: SLRU's segment,
+/// LIRS's HIR share, S3-FIFO's small queue.)
+#[test]
+fn hits_keep_inserted_size_and_oversized_objects_stay_out() {
+    for info in POLICIES {
+        let mut p = build(info.name, 1000).unwrap();
+        let sized = |key, size, vtime| Access { key, size, vtime, ..Default::default() };
+        assert!(!p.get(&sized(1, 5, 0)), "{}", info.name);
+        assert!(p.get(&sized(1, 9, 1)), "{}: second reference", info.name);
+        assert_eq!(p.occupied(), 5, "{}: a hit changed the entry's size", info.name);
+        assert!(!p.get(&sized(2, 1001, 2)), "{}", info.name);
+        assert!(!p.contains(2), "{}: an object larger than the cache was inserted", info.name);
+        assert_eq!(p.occupied(), 5, "{}", info.name);
+    }
+}
