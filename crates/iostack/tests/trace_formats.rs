@@ -251,6 +251,44 @@ mod no_panic {
             }
         }
     }
+
+    const VALID: &[(Format, &str)] = &[
+        (Format::Csv, "time_ns,pid,op,offset,length,device,file,file_offset,file_size\n1,2,W,4096,512,0,3,0,8192\n5,2,R,0,512,1,,,\n"),
+        (Format::Msr, "128166385295514663,hm,0,Write,9056014336,2048,2833\n128166385295514878,hm,0,Read,11855351808,512,2617\n"),
+        (Format::Spc, "0,20941264,8192,W,0.551706\n1,20939840,512,r,0.554041\n"),
+        (Format::Blkparse, "  8,16   5        2     0.000001850 18615  Q   R 1444645666 + 256 [java]\nCPU0 (8,16):\n"),
+        (Format::Fiu, "89966527045403 4892 syslogd 904265560 8 W 6 0 531e779ca2\n"),
+        (Format::Alibaba, "0,R,126703644672,4096,1577808000000087\n"),
+        (Format::Tencent, "1538323200,4247200,128,1,1058\n1538323199,13896880,128,0,1063\n"),
+        (Format::Systor, "Timestamp,Response,IOType,LUN,Offset,Size\n1456095145.133076000,0.000806000,R,0,899056122368,131072\n"),
+        (Format::Lis, "1 1 0 0\n2 300 0 0\n"),
+        (Format::Disksim, "11413000 0 657728 16 1\n"),
+        (Format::Plain, "42932745\n42932746\n"),
+        (Format::GenericCsv, "1,4096,512,W,7,1,3\n"),
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        /// Valid lines with random bytes replaced, inserted or cut never panic their reader.
+        #[test]
+        fn mutated_lines(which in 0..VALID.len(), edits in proptest::collection::vec((any::<usize>(), proptest::sample::select(&b"0123456789-+,. x\n\0\xffeE:"[..])), 1..6), cut in any::<usize>()) {
+            let (format, text) = VALID[which];
+            let mut bytes = text.as_bytes().to_vec();
+            for (pos, b) in edits {
+                let i = pos % (bytes.len() + 1);
+                if pos % 3 == 0 { bytes.insert(i, b) } else if i < bytes.len() { bytes[i] = b }
+            }
+            bytes.truncate(bytes.len() - cut % (bytes.len() / 4 + 1));
+            let d = tempfile::tempdir().unwrap();
+            let p = file(d.path(), "m", &bytes);
+            let mapping = CsvMapping::parse("time=0,offset=1,length=2,op=3,pid=4,device=5,file=6,time_unit=s").unwrap();
+            for skip in [false, true] {
+                let o = ReaderOptions { skip_invalid: skip, csv_mapping: Some(mapping.clone()), ..Default::default() };
+                let _ = read(&p, Some(format), &o);
+            }
+            let _ = read(&p, None, &ReaderOptions::default());
+        }
+    }
 }
 
 #[test]
@@ -326,4 +364,14 @@ fn blkparse_skips_summaries_and_other_events() {
     let p = file(d.path(), "bad.blkparse", b"  8,0 3 2 0.0000010 697 Q WS 40x7 + 8 [jbd2]\n");
     let e = err(&p, None);
     assert!(e.ends_with("line 1: field `sector`: `40x7` is not a number"), "{e}");
+}
+
+#[test]
+fn byte_order_mark_and_mapping_without_format() {
+    let d = tempfile::tempdir().unwrap();
+    let p = file(d.path(), "bom.csv", b"\xef\xbb\xbfoffset,op\n4096,W\n");
+    assert_eq!(ok(&p, None)[0].offset, 4096);
+    let p = file(d.path(), "g.dat", b"7;100\n");
+    let o = ReaderOptions { csv_mapping: Some(CsvMapping::parse("time=0,offset=1,delimiter=;").unwrap()), ..Default::default() };
+    assert_eq!(read(&p, None, &o).unwrap()[0].offset, 100);
 }

@@ -17,9 +17,13 @@
 //!   and count it as an activation for the nonresident age (`workingset_activation`);
 //! - active and not PG_referenced: set PG_referenced;
 //! - active and PG_referenced: nothing.
-//! A hit never reorders a list. Since the page that a demand miss brings in is read right away,
-//! it starts PG_referenced, so its next reference activates it: "activated on the second
-//! reference while inactive". A page brought in by a prefetcher ([`Origin::Prefetch`]) is not
+//!
+//! A hit never reorders a list. `filemap_read` skips the marking when a read starts in the folio
+//! where the previous read of the file ended (`ra->prev_pos`), so that repeated reads within one
+//! folio count once: iostack applies this to consecutive demand references to the same page (one
+//! global stream, not one per open file). Since the page that a demand miss brings in is read
+//! right away, it starts PG_referenced, so its next reference activates it: activation on the
+//! second reference while inactive. A page brought in by a prefetcher ([`Origin::Prefetch`]) is not
 //! marked until a demand reference touches it, so it needs two.
 //!
 //! Reclaim (`shrink_folio_list` / `folio_check_references`): the inactive tail is reclaimed. For
@@ -51,8 +55,8 @@
 //! activation. Otherwise it enters the inactive list like a new page.
 //!
 //! Shadow bound (`count_shadow_nodes`): the kernel limits the radix-tree nodes holding shadow
-//! entries because "we don't need to keep more shadow entries than possible pages on the active
-//! list, since refault distances bigger than that are dismissed". iostack keeps shadow entries
+//! entries, reasoning that a shadow whose refault distance exceeds the largest possible active
+//! list can never cause an activation, so keeping it is useless. iostack keeps shadow entries
 //! in a FIFO in eviction order and drops the oldest once its refault distance exceeds the
 //! capacity (such an entry can never qualify again, since the active list is never larger than
 //! the cache), and in any case keeps at most `shadows` × capacity of them (default 1): the bound
@@ -69,7 +73,8 @@
 //! Structure: the lists, flags, ages and shadows are a [`TwoListCore`], whose methods are the
 //! kernel's steps (mark accessed, admit with the refault test, balance, evict an inactive page).
 //! [`Linux`] is the plain policy on top of it; a policy that chooses inactive victims differently
-//! (DULO applied to the inactive list) can reuse the core and call [`TwoListCore::evict_slot`].
+//! (DULO applied to the inactive list) can reuse the core, follow the inactive list through an
+//! [`InactiveObserver`], and call [`TwoListCore::evict_slot`] on the victim it picks.
 
 use super::list::{List, Slab, Slot};
 use super::{Access, Evicted, Key, KeyMap, Origin, Params, Policy, PolicyInfo};
@@ -158,8 +163,21 @@ pub struct TwoListStats {
     pub restores: u64,
 }
 
+/// Told when a page joins or leaves the inactive list, so that a policy built on
+/// [`TwoListCore`] can keep its own index of inactive pages (DULO's sequencing bank, for one)
+/// without rescanning the list. `()` observes nothing and costs nothing.
+pub trait InactiveObserver {
+    /// Page `slot` (key `key`) is now on the inactive list: admitted, or demoted.
+    fn entered(&mut self, _slot: Slot, _key: Key) {}
+    /// Page `slot` left the inactive list: activated, evicted or removed.
+    fn left(&mut self, _slot: Slot, _key: Key) {}
+}
+
+impl InactiveObserver for () {}
+
 /// The active and inactive lists, the PG_referenced two-step, shadow entries and the refault test.
-pub struct TwoListCore {
+pub struct TwoListCore<O: InactiveObserver = ()> {
+    observer: O,
     capacity: u64,
     config: TwoListConfig,
     map: KeyMap<Slot>,
@@ -172,13 +190,23 @@ pub struct TwoListCore {
     /// `lruvec->nonresident_age`.
     age: u64,
     max_shadows: usize,
+    /// The page the previous demand read ended in (`ra->prev_pos`), or `None`.
+    last_read: Option<Key>,
     pub stats: TwoListStats,
 }
 
 impl TwoListCore {
     pub fn new(capacity: u64, config: TwoListConfig) -> Self {
+        TwoListCore::with_observer(capacity, config, ())
+    }
+}
+
+impl<O: InactiveObserver> TwoListCore<O> {
+    /// A core that reports inactive-list changes to `observer`.
+    pub fn with_observer(capacity: u64, config: TwoListConfig, observer: O) -> Self {
         let max_shadows = (config.shadows * capacity as f64).min(u32::MAX as f64 / 2.0) as usize;
         TwoListCore {
+            observer,
             capacity,
             config,
             map: KeyMap::default(),
@@ -190,10 +218,17 @@ impl TwoListCore {
             active_size: 0,
             age: 0,
             max_shadows,
+            last_read: None,
             stats: TwoListStats::default(),
         }
     }
 
+    pub fn observer(&self) -> &O {
+        &self.observer
+    }
+    pub fn observer_mut(&mut self) -> &mut O {
+        &mut self.observer
+    }
     pub fn capacity(&self) -> u64 {
         self.capacity
     }
@@ -253,6 +288,17 @@ impl TwoListCore {
         (keys(&self.inactive), keys(&self.active))
     }
 
+    /// A demand read of resident page `s`, as `filemap_read` does it: marks the page accessed
+    /// unless the previous demand read was of the same page.
+    #[inline]
+    pub fn read(&mut self, s: Slot) {
+        let key = self.slab.get(s).key;
+        if self.last_read != Some(key) {
+            self.mark_accessed(s);
+        }
+        self.last_read = Some(key);
+    }
+
     /// `folio_mark_accessed`: the PG_referenced two-step on a resident page.
     #[inline]
     pub fn mark_accessed(&mut self, s: Slot) {
@@ -262,8 +308,9 @@ impl TwoListCore {
         } else if p.lru == Lru::Inactive {
             p.referenced = false;
             p.lru = Lru::Active;
-            let size = p.size;
+            let (key, size) = (p.key, p.size);
             self.slab.unlink(&mut self.inactive, s);
+            self.observer.left(s, key);
             self.slab.push_head(&mut self.active, s);
             self.inactive_size -= size;
             self.active_size += size;
@@ -273,7 +320,8 @@ impl TwoListCore {
     }
 
     /// Adds a page that is not resident: the refault test against its shadow entry, if any,
-    /// decides the list (`workingset_refault`); a demand reference then marks it accessed.
+    /// decides the list (`workingset_refault`); a demand reference then reads it
+    /// ([`TwoListCore::read`]).
     /// The caller has made room (see [`TwoListCore::reclaim`]).
     pub fn admit(&mut self, key: Key, size: u64, demand: bool) -> Slot {
         let mut lru = Lru::Inactive;
@@ -310,10 +358,11 @@ impl TwoListCore {
             _ => {
                 self.slab.push_head(&mut self.inactive, s);
                 self.inactive_size += size;
+                self.observer.entered(s, key);
             }
         }
         if demand {
-            self.mark_accessed(s);
+            self.read(s);
         }
         s
     }
@@ -343,8 +392,9 @@ impl TwoListCore {
         let p = self.slab.get_mut(s);
         p.lru = Lru::Inactive;
         p.workingset = true;
-        let size = p.size;
+        let (key, size) = (p.key, p.size);
         self.slab.push_head(&mut self.inactive, s);
+        self.observer.entered(s, key);
         self.active_size -= size;
         self.inactive_size += size;
         self.stats.deactivations += 1;
@@ -369,6 +419,7 @@ impl TwoListCore {
         p.referenced = false;
         let (key, size) = (p.key, p.size);
         self.slab.unlink(&mut self.inactive, s);
+        self.observer.left(s, key);
         self.inactive_size -= size;
         self.age += size;
         self.stats.evictions += 1;
@@ -407,6 +458,7 @@ impl TwoListCore {
         match p.lru {
             Lru::Inactive => {
                 self.slab.unlink(&mut self.inactive, s);
+                self.observer.left(s, key);
                 self.inactive_size -= p.size;
             }
             Lru::Active => {
@@ -460,7 +512,7 @@ impl Policy for Linux {
         match self.core.lookup(a.key) {
             Some(s) => {
                 if a.origin == Origin::Demand {
-                    self.core.mark_accessed(s);
+                    self.core.read(s);
                 }
                 true
             }
@@ -517,8 +569,18 @@ mod tests {
         assert!(!p.get(&pre));
         assert!(p.get(&Access::unit(7, 1)));
         assert_eq!(p.core.lists().1, Vec::<u64>::new());
-        assert!(p.get(&Access::unit(7, 2)));
+        assert!(!p.get(&Access::unit(8, 2)));
+        assert!(p.get(&Access::unit(7, 3)));
         assert_eq!(p.core.lists().1, vec![7]);
+    }
+
+    #[test]
+    fn consecutive_reads_of_one_page_mark_it_once() {
+        let mut p = linux(10);
+        testutil::run_keys(&mut p, &[1, 1, 1, 1]);
+        assert_eq!(p.core.lists(), (vec![1], vec![]));
+        testutil::run_keys(&mut p, &[2, 1]);
+        assert_eq!(p.core.lists(), (vec![2], vec![1]));
     }
 
     #[test]
@@ -538,6 +600,7 @@ mod tests {
         // re-activates it.
         assert!(p.get(&Access::unit(2, 9)));
         assert!(!p.core.lists().1.contains(&2));
+        assert!(p.get(&Access::unit(4, 10)));
         assert!(p.get(&Access::unit(2, 10)));
         assert!(p.core.lists().1.contains(&2));
         // An active page referenced before its demotion keeps PG_referenced: after demotion, one
@@ -583,6 +646,39 @@ mod tests {
         p.get(&Access::unit(victim, t));
         let (inactive, active) = p.core.lists();
         assert!(inactive.contains(&victim) && !active.contains(&victim));
+    }
+
+    /// An observer that mirrors the inactive list sees exactly its membership.
+    #[test]
+    fn observer_mirrors_the_inactive_list() {
+        #[derive(Default)]
+        struct Mirror(std::collections::BTreeSet<Key>);
+        impl InactiveObserver for Mirror {
+            fn entered(&mut self, _: Slot, key: Key) {
+                assert!(self.0.insert(key), "{key} entered twice");
+            }
+            fn left(&mut self, _: Slot, key: Key) {
+                assert!(self.0.remove(&key), "{key} left without entering");
+            }
+        }
+        let mut core = TwoListCore::with_observer(40, TwoListConfig::default(), Mirror::default());
+        for (i, k) in testutil::mixed_keys(5000, 3).into_iter().enumerate() {
+            match core.lookup(k) {
+                Some(s) => core.read(s),
+                None => {
+                    while core.occupied() + 1 > core.capacity() {
+                        core.reclaim();
+                    }
+                    core.admit(k, 1, i % 7 != 0);
+                }
+            }
+            if i % 500 == 499 {
+                core.remove(k);
+            }
+            let inactive: std::collections::BTreeSet<Key> = core.lists().0.into_iter().collect();
+            assert_eq!(core.observer().0, inactive);
+        }
+        assert!(core.stats.evictions > 0 && core.stats.activations > 0 && core.stats.deactivations > 0);
     }
 
     #[test]

@@ -274,7 +274,7 @@ fn undetected(path: &Path, why: &str) -> TraceError {
 }
 
 fn detect_binary(path: &Path, head: &[u8], total_len: Option<u64>) -> Result<Detected, TraceError> {
-    let fits = |size: usize| total_len.map_or(true, |l| l % size as u64 == 0) && head.len() >= size;
+    let fits = |size: usize| !matches!(total_len, Some(l) if l % size as u64 != 0) && head.len() >= size;
     let vscsi = fits(32) && super::vscsi::looks_like(head).is_some() || fits(40) && super::vscsi::looks_like(head) == Some(2);
     let oracle = fits(24) && super::oracle::looks_like(head);
     match (vscsi, oracle) {
@@ -286,6 +286,7 @@ fn detect_binary(path: &Path, head: &[u8], total_len: Option<u64>) -> Result<Det
 }
 
 fn detect_text(path: &Path, head: &[u8]) -> Result<Detected, TraceError> {
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     // Whole lines only: the last line of the window may be cut.
     let cut = if head.len() >= 4096 { memchr::memrchr(b'\n', head).unwrap_or(head.len()) } else { head.len() };
     let mut lines = head[..cut]
