@@ -31,7 +31,8 @@
 //! - |HIR| = max(1, ⌊C·hir⌋) and |LIR| = C − |HIR|, in object sizes;
 //! - a hit on a resident HIR block that is only in Q first demotes bottom LIR blocks while the LIR
 //!   set is full (it does not grow the LIR set), so such a hit pushes the oldest resident HIR block
-//!   out of the cache: a hit that evicts;
+//!   out of the cache: a hit that evicts (handed over through [`Policy::drain_side_evictions`],
+//!   like the extra blocks one `evict` call may drop when it demotes several LIR blocks);
 //! - a demoted LIR block larger than |HIR| leaves the cache instead of entering Q;
 //! - a new object larger than |HIR| is not cached.
 //!
@@ -92,8 +93,10 @@ pub struct Lirs {
     q: List,
     nh_nodes: Slab<u32>,
     nh: List,
-    /// The last block that left the cache, for [`Policy::evict`].
-    last_evicted: Option<Evicted>,
+    /// Blocks that left the cache and were not handed over yet: [`Policy::evict`] returns the
+    /// last one it caused, the others (including every block a hit pushed out) are side
+    /// evictions for [`Policy::drain_side_evictions`].
+    dropped: Vec<Evicted>,
 }
 
 impl Lirs {
@@ -116,7 +119,7 @@ impl Lirs {
             q: List::new(),
             nh_nodes: Slab::default(),
             nh: List::new(),
-            last_evicted: None,
+            dropped: Vec::new(),
         }
     }
 
@@ -226,7 +229,7 @@ impl Lirs {
         let (key, size) = (rec.key, rec.size);
         self.hir_bytes -= size;
         self.residents -= 1;
-        self.last_evicted = Some(Evicted { key, size });
+        self.dropped.push(Evicted { key, size });
         if self.rec(r).s != NIL {
             self.nh_push_top(r);
         } else {
@@ -260,7 +263,7 @@ impl Lirs {
             let key = self.rec(r).key;
             self.recs.get_mut(r).resident = false;
             self.residents -= 1;
-            self.last_evicted = Some(Evicted { key, size });
+            self.dropped.push(Evicted { key, size });
             self.release_if_unlisted(r);
         }
         self.prune();
@@ -374,11 +377,16 @@ impl Lirs {
 
     fn hit_hir_in_q(&mut self, r: u32) {
         let (key, size) = (self.rec(r).key, self.rec(r).size);
+        let dropped_before = self.dropped.len();
         self.make_lir_room(size);
         match self.map.get(&key) {
             Some(&r) if self.rec(r).resident => self.s_push_top(r),
             _ => {
-                // Only with a one-unit Q: making room pushed this very block out. Re-admit it.
+                // Only with a one-unit Q: making room pushed this very block out. Re-admit it; it
+                // never left the cache as far as the caller can tell, so it is no side eviction.
+                if let Some(i) = self.dropped[dropped_before..].iter().position(|v| v.key == key) {
+                    self.dropped.remove(dropped_before + i);
+                }
                 while self.hir_bytes + size > self.hir_limit {
                     if !self.evict_hir() {
                         break;
@@ -457,6 +465,8 @@ impl Policy for Lirs {
             self.insert(a);
         }
         self.limit_stack();
+        // `get` hands nothing over (see the trait).
+        self.dropped.clear();
         hit
     }
 
@@ -488,13 +498,17 @@ impl Policy for Lirs {
     }
 
     fn evict(&mut self, a: &Access) -> Option<Evicted> {
-        self.last_evicted = None;
-        let before = self.residents;
+        let before = self.dropped.len();
         self.evict_step(a.key, a.size);
-        if self.residents == before {
+        if self.dropped.len() == before {
             self.evict_any();
         }
-        self.last_evicted.take()
+        // The last block this call dropped is the victim; any earlier ones are side evictions.
+        if self.dropped.len() > before {
+            self.dropped.pop()
+        } else {
+            None
+        }
     }
 
     fn remove(&mut self, key: Key) -> bool {
@@ -523,8 +537,13 @@ impl Policy for Lirs {
         rec.resident
     }
 
+    fn drain_side_evictions(&mut self, out: &mut Vec<Evicted>) {
+        out.append(&mut self.dropped);
+    }
+
     fn metadata_bytes(&self) -> usize {
-        self.map.allocation_size()
+        self.dropped.capacity() * std::mem::size_of::<Evicted>()
+            + self.map.allocation_size()
             + self.recs.allocated_bytes()
             + self.s_nodes.allocated_bytes()
             + self.q_nodes.allocated_bytes()
@@ -584,8 +603,17 @@ mod tests {
         let (s, q) = p.stacks();
         assert_eq!(s[0], (1000, 'L'));
         // Block 0, the bottom LIR block, was demoted to a resident HIR block in Q.
-        assert_eq!(q[0], 0);
+        assert_eq!(q, vec![0, 1003]);
         assert_eq!(p.occupied(), 200);
+        // A hit on 0, resident HIR and only in Q, demotes the bottom LIR block (1) into the full
+        // Q, which pushes the oldest resident HIR block (1003) out: a hit that evicts, handed over.
+        let mut out = Vec::new();
+        assert!(p.find(&Access::unit(0, 203)));
+        p.drain_side_evictions(&mut out);
+        assert_eq!(out, vec![Evicted { key: 1003, size: 1 }]);
+        assert_eq!(p.stacks().1, vec![1, 0]);
+        assert!(!p.contains(1003) && p.contains(0) && p.contains(1));
+        assert_eq!(p.len(), 199);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 
-use super::testutil::{hits_of, run_keys, run_sized_checked};
+use super::testutil::{hits_of, residency_workload, run_keys, run_sized_checked, track_residency, Step};
 use super::{build, Access, POLICIES};
 
 /// Random keys over a small universe, so that there are hits at small capacities.
@@ -62,6 +62,52 @@ proptest! {
                 prop_assert!(p.occupied() <= c, "{}: occupied {} > {c}", info.name, p.occupied());
                 prop_assert_eq!(p.occupied(), p.len() as u64, "{}: unit sizes", info.name);
             }
+        }
+    }
+}
+
+/// Every policy hands over every entry it drops (through `evict` or as a side eviction), so that
+/// a caller tracking residency always agrees with it: unit sizes and sizes, small to large caches.
+#[test]
+fn callers_can_track_residency() {
+    for info in POLICIES {
+        for capacity in [1, 2, 5, 16, 100, 400] {
+            for max_size in [1, 7] {
+                let Ok(mut p) = build(info.name, capacity) else { continue };
+                let steps = residency_workload(4000, capacity * 31 + max_size, max_size);
+                track_residency(&mut *p, &steps);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// As [`callers_can_track_residency`], on random reference strings with removals. A key
+    /// keeps one size (LIRS, like libCacheSim, brings a returning block back with the size it
+    /// remembers, so the caller's and the policy's sizes would differ for a key whose size
+    /// changes).
+    #[test]
+    fn residency_tracking_on_random_steps(
+        steps in prop::collection::vec((0u64..120, 0u8..40), 1..800),
+        sizes in prop::collection::vec(1u64..8, 120),
+        c in 1u64..200,
+        sized in any::<bool>(),
+    ) {
+        let steps: Vec<Step> = steps
+            .iter()
+            .map(|&(key, r)| {
+                if r == 0 {
+                    Step::Remove { key }
+                } else {
+                    Step::Ref { key, size: if sized { sizes[key as usize] } else { 1 } }
+                }
+            })
+            .collect();
+        for info in POLICIES {
+            let Ok(mut p) = build(info.name, c) else { continue };
+            track_residency(&mut *p, &steps);
         }
     }
 }

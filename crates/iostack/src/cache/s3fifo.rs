@@ -28,6 +28,10 @@
 //! where |S| ≤ 1 and nothing would ever be admitted): |S| is at least one unit and a unit-size
 //! object is always admitted. For every larger cache the behaviour is identical.
 //!
+//! Entries leave the cache only through [`Policy::evict`] (promotions from S to M and ghost
+//! trimming drop no resident entry), so S3-FIFO has no side evictions to hand over through
+//! [`Policy::drain_side_evictions`].
+//!
 //! All three queues live in one slab and one key map (a key is in at most one of them), so a
 //! reference costs one hash lookup and O(1) list operations; the ghost queue is bounded by its
 //! capacity, so memory is bounded by about (1 + ghost) · C entries in unit mode.
