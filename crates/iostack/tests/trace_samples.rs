@@ -148,6 +148,13 @@ fn systor17_gz() {
     assert_eq!((v[1].time_ns, v[1].offset), (0, 4_256_049_987_072));
     // 1456095145.135954000,0.004066000,R,0,4256050519552,21504
     assert_eq!((v[3].time_ns, v[3].offset, v[3].length), (2_878_000, 4_256_050_519_552, 21_504));
+    // 1456095147.574052000,0.000245000,R,0,4238867714048,4096
+    let last = v.last().unwrap();
+    assert_eq!((last.time_ns, last.offset, last.length, last.op), (2_440_976_000, 4_238_867_714_048, 4096, Op::Read));
     let other = read("traces/systor17/systor17-additional-sample.csv.gz", None).unwrap();
     assert_eq!(other.len(), 999);
+    // First 1455591804.310701000 (..., 203468398592, 32768), last 1455591805.634876000 (..., 280552051200, 4096).
+    assert_eq!((other[0].time_ns, other[0].offset, other[0].length), (0, 203_468_398_592, 32_768));
+    let last = other.last().unwrap();
+    assert_eq!((last.time_ns, last.offset, last.length), (1_324_175_000, 280_552_051_200, 4096));
 }
