@@ -116,14 +116,8 @@ impl Source {
         }
         let compression = Compression::from_magic(&head[..got]);
         let path_buf = path.to_path_buf();
-        if compression == Compression::None {
-            let len = file.metadata().map_err(|e| TraceError::io(path, &e))?.len();
-            if len == 0 || !file.metadata().map(|m| m.is_file()).unwrap_or(false) {
-                // Empty files cannot be mapped portably; pipes and devices cannot be mapped at all.
-                drop(file);
-                let file = File::open(path).map_err(|e| TraceError::io(path, &e))?;
-                return Ok(Source::stream(path_buf, Compression::None, Box::new(file)));
-            }
+        let meta = file.metadata().map_err(|e| TraceError::io(path, &e))?;
+        if compression == Compression::None && meta.is_file() && meta.len() > 0 {
             // SAFETY: the map is read-only. A trace modified by another process while it is read
             // gives wrong requests, not memory unsafety in the parsers (they bounds-check every
             // access); this is the usual contract of mapped input files.
@@ -138,24 +132,30 @@ impl Source {
                 eof: true,
                 path: path_buf,
                 compression,
-                known_len: Some(len),
+                known_len: Some(meta.len()),
             });
         }
-        drop(file);
-        let file = io::BufReader::with_capacity(1 << 16, File::open(path).map_err(|e| TraceError::io(path, &e))?);
+        // Streams: the bytes already read for the magic go first, so pipes work too.
+        let raw = io::Cursor::new(head[..got].to_vec()).chain(file);
+        let buffered = io::BufReader::with_capacity(1 << 16, raw);
         let decoder: Box<dyn Read + Send> = match compression {
+            // Empty files (which cannot be mapped portably), pipes and devices.
+            Compression::None => Box::new(buffered),
             Compression::Zstd => {
-                let mut d = zstd::stream::read::Decoder::with_buffer(file).map_err(|e| TraceError::io(path, &e))?;
+                let mut d = zstd::stream::read::Decoder::with_buffer(buffered).map_err(|e| TraceError::io(path, &e))?;
                 // Large-window frames (zstd --long) need a larger limit than the default.
                 let _ = d.window_log_max(31);
                 Box::new(d)
             }
-            Compression::Xz => Box::new(xz2::read::XzDecoder::new_multi_decoder(file)),
-            Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(file)),
-            Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(file)),
-            Compression::None => unreachable!("handled above"),
+            Compression::Xz => Box::new(xz2::read::XzDecoder::new_multi_decoder(buffered)),
+            Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(buffered)),
+            Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(buffered)),
         };
-        Ok(Source::stream(path_buf, compression, decoder))
+        let mut source = Source::stream(path_buf, compression, decoder);
+        if compression == Compression::None && meta.is_file() {
+            source.known_len = Some(meta.len());
+        }
+        Ok(source)
     }
 
     fn stream(path: PathBuf, compression: Compression, decoder: Box<dyn Read + Send>) -> Source {
@@ -381,6 +381,24 @@ mod tests {
         std::fs::write(&p, zipped).unwrap();
         let lines = lines_of(Source::open(&p).unwrap());
         assert_eq!(lines, vec![long, b"b".to_vec()]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn pipes_are_streamed() {
+        use std::process::Command;
+        // A FIFO cannot be mapped or reopened; the bytes read for the magic must not be lost.
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("p");
+        let ok = Command::new("mkfifo").arg(&fifo).status().map(|s| s.success()).unwrap_or(false);
+        if !ok {
+            return;
+        }
+        let f2 = fifo.clone();
+        let writer = std::thread::spawn(move || std::fs::write(&f2, b"abcdefgh\n12\n").unwrap());
+        let lines = lines_of(Source::open(&fifo).unwrap());
+        writer.join().unwrap();
+        assert_eq!(lines, vec![b"abcdefgh".to_vec(), b"12".to_vec()]);
     }
 
     #[test]
