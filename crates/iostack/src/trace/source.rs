@@ -63,6 +63,21 @@ impl Compression {
     }
 }
 
+/// Reads up to 6 bytes (enough for every compression magic).
+fn read_head(r: &mut impl Read, path: &Path) -> Result<([u8; 6], usize), TraceError> {
+    let mut head = [0u8; 6];
+    let mut got = 0;
+    while got < head.len() {
+        match r.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(TraceError::io(path, &e)),
+        }
+    }
+    Ok((head, got))
+}
+
 /// Size of the decode buffer of a compressed stream; lines longer than this grow it.
 const STREAM_BUFFER: usize = 1 << 20;
 
@@ -102,18 +117,15 @@ pub struct Source {
 
 impl Source {
     /// Opens `path`, decompressing transparently.
+    /// `-` is the standard input (streamed; its format is detected from the content only).
     pub fn open(path: &Path) -> Result<Source, TraceError> {
-        let mut file = File::open(path).map_err(|e| TraceError::io(path, &e))?;
-        let mut head = [0u8; 6];
-        let mut got = 0;
-        while got < head.len() {
-            match file.read(&mut head[got..]) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(TraceError::io(path, &e)),
-            }
+        if path == Path::new("-") {
+            let mut stdin = io::stdin();
+            let (head, got) = read_head(&mut stdin, path)?;
+            return Source::streamed(path, Box::new(io::Cursor::new(head[..got].to_vec()).chain(stdin)), &head[..got], None);
         }
+        let mut file = File::open(path).map_err(|e| TraceError::io(path, &e))?;
+        let (head, got) = read_head(&mut file, path)?;
         let compression = Compression::from_magic(&head[..got]);
         let path_buf = path.to_path_buf();
         let meta = file.metadata().map_err(|e| TraceError::io(path, &e))?;
@@ -136,7 +148,13 @@ impl Source {
             });
         }
         // Streams: the bytes already read for the magic go first, so pipes work too.
-        let raw = io::Cursor::new(head[..got].to_vec()).chain(file);
+        let known = if meta.is_file() { Some(meta.len()) } else { None };
+        Source::streamed(path, Box::new(io::Cursor::new(head[..got].to_vec()).chain(file)), &head[..got], known)
+    }
+
+    /// A source decoding `raw` (which starts with `head`), uncompressed length `known` if known.
+    fn streamed(path: &Path, raw: Box<dyn Read + Send>, head: &[u8], known: Option<u64>) -> Result<Source, TraceError> {
+        let compression = Compression::from_magic(head);
         let buffered = io::BufReader::with_capacity(1 << 16, raw);
         let decoder: Box<dyn Read + Send> = match compression {
             // Empty files (which cannot be mapped portably), pipes and devices.
@@ -151,9 +169,9 @@ impl Source {
             Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(buffered)),
             Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(buffered)),
         };
-        let mut source = Source::stream(path_buf, compression, decoder);
-        if compression == Compression::None && meta.is_file() {
-            source.known_len = Some(meta.len());
+        let mut source = Source::stream(path.to_path_buf(), compression, decoder);
+        if compression == Compression::None {
+            source.known_len = known;
         }
         Ok(source)
     }
