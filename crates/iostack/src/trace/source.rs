@@ -78,6 +78,10 @@ fn read_head(r: &mut impl Read, path: &Path) -> Result<([u8; 6], usize), TraceEr
     Ok((head, got))
 }
 
+/// Longest line a text reader accepts; longer means the file is not text (and would otherwise
+/// grow the buffer without bound).
+const MAX_LINE: usize = 16 << 20;
+
 /// Size of the decode buffer of a compressed stream; lines longer than this grow it.
 const STREAM_BUFFER: usize = 1 << 20;
 
@@ -269,6 +273,11 @@ impl Source {
         Ok(())
     }
 
+    #[cold]
+    fn long_line(&self) -> TraceError {
+        TraceError::file(&self.path, format!("a line longer than {} MiB: not a text trace (wrong --format?)", MAX_LINE >> 20))
+    }
+
     /// Up to `n` bytes from the current position, without consuming them (for detection).
     pub fn peek(&mut self, n: usize) -> Result<&[u8], TraceError> {
         self.fill(n)?;
@@ -299,6 +308,11 @@ impl Source {
                 }
                 None => {
                     searched = self.end - self.pos;
+                    if searched > MAX_LINE {
+                        self.eof = true;
+                        self.pos = self.end;
+                        return Err(self.long_line());
+                    }
                     let cap = match &self.data {
                         Data::Stream { buf, .. } => buf.len(),
                         _ => 0,
@@ -309,6 +323,11 @@ impl Source {
                 }
             }
         };
+        if stop - start > MAX_LINE {
+            self.eof = true;
+            self.pos = self.end;
+            return Err(self.long_line());
+        }
         let mut line = &self.buf()[start..stop];
         if let [rest @ .., b'\r'] = line {
             line = rest;
@@ -417,6 +436,20 @@ mod tests {
         let lines = lines_of(Source::open(&fifo).unwrap());
         writer.join().unwrap();
         assert_eq!(lines, vec![b"abcdefgh".to_vec(), b"12".to_vec()]);
+    }
+
+    #[test]
+    fn endless_lines_are_refused() {
+        let zipped = zstd::encode_all(&vec![b'x'; MAX_LINE + 10][..], 1).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("l.zst");
+        std::fs::write(&p, zipped).unwrap();
+        let mut s = Source::open(&p).unwrap();
+        match s.next_line() {
+            Err(e) => assert!(e.to_string().contains("not a text trace"), "{e}"),
+            Ok(l) => panic!("a {}-byte line was accepted", l.map_or(0, |l| l.len())),
+        }
+        assert!(s.next_line().unwrap().is_none());
     }
 
     #[test]
