@@ -209,6 +209,20 @@ impl std::fmt::Display for Format {
     }
 }
 
+/// Formats serialize as their short name (`"oracle-general"`), for configuration files.
+impl serde::Serialize for Format {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Format {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Format, D::Error> {
+        let name = String::deserialize(d)?;
+        Format::from_name(&name).map_err(|e| serde::de::Error::custom(e.message))
+    }
+}
+
 impl std::str::FromStr for Format {
     type Err = ConfigError;
     fn from_str(s: &str) -> Result<Format, ConfigError> {
@@ -418,6 +432,13 @@ mod tests {
         }
         let e = Format::from_name("foo").unwrap_err().to_string();
         assert!(e.contains("unknown trace format `foo`") && e.contains("oracle-general") && e.contains("generic-csv"), "{e}");
+    }
+
+    #[test]
+    fn serde_by_name() {
+        assert_eq!(serde_json::to_string(&Format::OracleGeneral).unwrap(), "\"oracle-general\"");
+        assert_eq!(serde_json::from_str::<Format>("\"vscsi\"").unwrap(), Format::Vscsi);
+        assert!(serde_json::from_str::<Format>("\"nope\"").unwrap_err().to_string().contains("valid"));
     }
 
     #[test]
