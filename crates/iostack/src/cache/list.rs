@@ -109,9 +109,10 @@ impl<T> Slab<T> {
             let s = self.nodes.len() as Slot;
             assert!(s != NIL, "slab full");
             if self.nodes.len() == self.nodes.capacity() {
-                // Grow by a quarter rather than double: a cache fills its slab once and keeps it,
-                // so doubling would leave up to half of it unused for the whole run.
-                self.nodes.reserve_exact((self.nodes.len() / 4).max(64));
+                // Grow by an eighth, not by doubling: a cache fills its slab once and keeps it,
+                // so doubling's slack (up to half the slab) would stay as metadata for good.
+                // Still geometric, so amortized O(1).
+                self.nodes.reserve_exact((self.nodes.capacity() / 8).max(64));
             }
             self.nodes.push(Node { prev: NIL, next: NIL, value });
             s

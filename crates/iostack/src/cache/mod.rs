@@ -23,9 +23,11 @@ pub mod belady;
 pub mod clock;
 pub mod fifo;
 pub mod lfu;
+pub mod linux;
+pub mod lirs;
 pub mod lru;
-pub mod slru;
 pub mod s3fifo;
+pub mod slru;
 pub mod twoq;
 
 pub use params::{Params, PolicySpec};
@@ -112,6 +114,12 @@ pub struct Evicted {
 ///   cascade out of the probationary segment when it is over its share); such a policy says so
 ///   in its module documentation and keeps `occupied()` exact;
 /// - return from `evict` an entry it held, and forget it;
+/// - hand over through [`Policy::drain_side_evictions`] every entry it stops holding other than
+///   the one a call to `evict` returns and the one `remove` forgets: side evictions, such as an
+///   SLRU hit whose demotions cascade out of the cache, a 2Q `insert` that makes room in its
+///   main LRU, or a LIRS `evict` that drops more than one block. Only resident entries count:
+///   ghost (history-only) entries are not reported when they are forgotten. An entry dropped
+///   and re-admitted within one call was never out of the cache and is not reported;
 /// - make `get` equivalent to `find`, then on a miss (when the object fits at all) `evict` until
 ///   it fits, then `insert`, when it overrides `get` for speed;
 /// - be deterministic: the same calls give the same answers (seeded randomness only).
@@ -137,6 +145,28 @@ pub trait Policy: Send {
     fn evict(&mut self, a: &Access) -> Option<Evicted>;
     /// Forgets `key` if cached; returns whether it was.
     fn remove(&mut self, key: Key) -> bool;
+
+    /// Appends to `out` the side evictions since the last drain: the entries the policy dropped
+    /// during `find`, `insert` and `evict` calls other than those `evict` returned, oldest first.
+    ///
+    /// A caller that tracks which entries are resident (dirty write-back on eviction, blocks in
+    /// flight, used/wasted prefetch accounting) drives the policy with `find`, `evict` and
+    /// `insert`, and MUST call this after each of them (it is cheap when there is nothing to
+    /// hand over): the resident set is then exactly what was inserted, minus what `evict`
+    /// returned, `remove` forgot, and this method handed over. Callers that do not track
+    /// residency need not call it.
+    ///
+    /// `get` hands over nothing: a caller of `get` never sees what `get` evicts (through `evict`
+    /// or otherwise), so residency cannot be tracked through it, and `get` leaves nothing of its
+    /// own to drain, so that callers using only `get` (miss-ratio simulation) keep no buffer.
+    ///
+    /// Implementations that never drop entries outside `evict` keep the default, which hands
+    /// over nothing. The others keep the side evictions in a small buffer that this method
+    /// empties; the buffer grows only when a side eviction happens and keeps its allocation, so
+    /// there is no allocation in steady state.
+    fn drain_side_evictions(&mut self, out: &mut Vec<Evicted>) {
+        let _ = out;
+    }
 
     /// One cache reference with libCacheSim's semantics: a hit updates metadata; a miss inserts
     /// the object after evicting as needed, unless it is larger than the whole cache (or, for a
@@ -196,6 +226,8 @@ pub static POLICIES: &[PolicyInfo] = &[
     belady::INFO,
     twoq::INFO,
     s3fifo::INFO,
+    lirs::INFO,
+    linux::INFO,
 ];
 
 /// Looks a policy up by name or alias (case-insensitive).
@@ -228,3 +260,5 @@ pub fn build_spec(spec: &PolicySpec, capacity: u64) -> Result<Box<dyn Policy>, C
 
 #[cfg(test)]
 pub(crate) mod testutil;
+#[cfg(test)]
+mod properties;

@@ -16,7 +16,8 @@
 //!   which may then exceed its share (when the shares add up to less than the capacity);
 //! - a hit can therefore evict: promoting an entry can cascade demotions down into a segment 0
 //!   that is over its share, and the LRU entry of the lowest non-empty segment is dropped (an
-//!   exception to the `Policy::find` rule, allowed by the trait's contract);
+//!   exception to the `Policy::find` rule, allowed by the trait's contract); such side evictions
+//!   are handed over through [`Policy::drain_side_evictions`];
 //! - an object larger than one share is not inserted; hits keep the inserted size.
 //!
 //! Parameters: `segments` (1..=16, default 4). The capacity must be at least `segments`.
@@ -61,6 +62,8 @@ pub struct Slru {
     seg_size: Vec<u64>,
     /// Each segment's share of the capacity.
     share: u64,
+    /// Entries dropped outside `evict` (by a hit's demotion cascade), not drained yet.
+    side: Vec<Evicted>,
 }
 
 impl Slru {
@@ -75,6 +78,7 @@ impl Slru {
             segs: vec![List::new(); segments],
             seg_size: vec![0; segments],
             share: capacity / segments as u64,
+            side: Vec::new(),
         }
     }
 
@@ -105,7 +109,9 @@ impl Slru {
     /// below if that put it over its share.
     fn cool(&mut self, i: usize) {
         if i == 0 {
-            self.evict_lowest();
+            if let Some(v) = self.evict_lowest() {
+                self.side.push(v);
+            }
             return;
         }
         let Some(s) = self.segs[i].tail() else { return };
@@ -174,9 +180,11 @@ impl Policy for Slru {
         let seg = match (0..self.segs.len()).find(|&i| self.seg_size[i] + a.size <= self.share) {
             Some(i) => i,
             None => {
+                // Only when the caller did not make room first.
                 while self.occupied + a.size > self.capacity {
-                    if self.evict_lowest().is_none() {
-                        break;
+                    match self.evict_lowest() {
+                        Some(v) => self.side.push(v),
+                        None => break,
                     }
                 }
                 0
@@ -196,19 +204,24 @@ impl Policy for Slru {
 
     /// As the default, but an object larger than one segment's share is not inserted.
     fn get(&mut self, a: &Access) -> bool {
-        if self.find(a) {
-            return true;
-        }
-        if a.size > self.share || a.size > self.capacity {
-            return false;
-        }
-        while self.occupied + a.size > self.capacity {
-            if self.evict_lowest().is_none() {
-                break;
+        let hit = self.find(a) || {
+            if a.size <= self.share && a.size <= self.capacity {
+                while self.occupied + a.size > self.capacity {
+                    if self.evict_lowest().is_none() {
+                        break;
+                    }
+                }
+                self.insert(a);
             }
-        }
-        self.insert(a);
-        false
+            false
+        };
+        // `get` hands nothing over (see the trait).
+        self.side.clear();
+        hit
+    }
+
+    fn drain_side_evictions(&mut self, out: &mut Vec<Evicted>) {
+        out.append(&mut self.side);
     }
 
     fn remove(&mut self, key: Key) -> bool {
@@ -228,7 +241,7 @@ impl Policy for Slru {
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.index.allocation_size() + self.slab.allocated_bytes()
+        self.index.allocation_size() + self.slab.allocated_bytes() + self.side.capacity() * std::mem::size_of::<Evicted>()
     }
 }
 
@@ -246,15 +259,32 @@ mod tests {
         assert_eq!(s.segment_keys(0), vec![5, 2, 1]);
         assert_eq!(s.segment_keys(1), vec![4, 3]);
         // 1 hits: promoted to segment 1, over its share: its LRU (3) is demoted to segment 0,
-        // still over its share: the LRU of segment 0 (2) is evicted by the hit.
-        assert!(s.get(&Access::unit(1, 5)));
+        // still over its share: the LRU of segment 0 (2) is evicted by the hit, and handed over.
+        assert!(s.find(&Access::unit(1, 5)));
         assert_eq!(s.segment_keys(1), vec![1, 4]);
         assert_eq!(s.segment_keys(0), vec![3, 5]);
         assert!(!s.contains(2));
         assert_eq!(s.occupied(), 4);
+        let mut out = Vec::new();
+        s.drain_side_evictions(&mut out);
+        assert_eq!(out, vec![Evicted { key: 2, size: 1 }]);
+        s.drain_side_evictions(&mut out);
+        assert_eq!(out.len(), 1, "a drain empties the buffer");
         // 6 misses: the cache has room, no segment has: segment 0 again.
         assert!(!s.get(&Access::unit(6, 6)));
         assert_eq!(s.segment_keys(0), vec![6, 3, 5]);
+    }
+
+    /// `get` hands nothing over, even when its hit evicts.
+    #[test]
+    fn get_leaves_nothing_to_drain() {
+        let mut s = Slru::new(5, 2);
+        testutil::run_keys(&mut s, &[1, 2, 3, 4, 5]);
+        assert!(s.get(&Access::unit(1, 5)));
+        assert!(!s.contains(2));
+        let mut out = Vec::new();
+        s.drain_side_evictions(&mut out);
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Test utilities shared by all policies: run a key sequence, and check the [`Policy`] contract
 //! on random workloads.
 
-use super::{Access, Policy};
+use super::{Access, Evicted, Key, KeyMap, Policy};
 use crate::engine::future::next_use_positions;
 
 /// Runs unit-size demand references to `keys` through `get`; returns hit or miss for each.
@@ -70,8 +70,9 @@ pub fn mixed_keys(n: usize, seed: u64) -> Vec<u64> {
         .collect()
 }
 
-/// Checks, for several capacities: never more than capacity; `len`/`occupied`/`contains` agree
-/// with hits; `evict` returns cached keys; `remove` forgets; determinism.
+/// Checks, for several capacities: a caller can track residency ([`track_residency`]); never
+/// more than capacity; `len`/`occupied`/`contains` agree with hits; `evict` returns cached keys;
+/// `remove` forgets; determinism.
 pub fn check_contract(make: impl Fn(u64) -> Box<dyn Policy>) {
     check_contract_with(&[1, 2, 7, 64, 400], make)
 }
@@ -79,6 +80,8 @@ pub fn check_contract(make: impl Fn(u64) -> Box<dyn Policy>) {
 /// [`check_contract`] at the given capacities.
 pub fn check_contract_with(capacities: &[u64], make: impl Fn(u64) -> Box<dyn Policy>) {
     for &capacity in capacities {
+        let mut tracked = make(capacity);
+        track_residency(&mut *tracked, &residency_workload(4000, capacity, 1));
         let keys = mixed_keys(5000, capacity);
         let mut p = make(capacity);
         let mut hits = 0u64;
@@ -110,5 +113,110 @@ pub fn check_contract_with(capacities: &[u64], make: impl Fn(u64) -> Box<dyn Pol
         assert!(p.remove(5));
         assert!(!p.contains(5));
         assert!(!p.remove(5));
+    }
+}
+
+/// One step of a workload that [`track_residency`] replays.
+#[derive(Debug, Clone, Copy)]
+pub enum Step {
+    /// A reference to `key` of `size`: `find`, and on a miss `evict` as needed and `insert`.
+    Ref { key: Key, size: u64 },
+    /// `remove(key)`.
+    Remove { key: Key },
+}
+
+/// A deterministic workload for [`track_residency`]: the references of [`mixed_keys`], sizes
+/// drawn from `1..=max_size` (one per key), and a `remove` of a key seen earlier every 50 steps
+/// or so.
+pub fn residency_workload(n: usize, seed: u64, max_size: u64) -> Vec<Step> {
+    let keys = mixed_keys(n, seed);
+    let mut x = seed.wrapping_mul(0xD1B5_4A32_D192_ED03) | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    // A key keeps one size, as in a trace of objects.
+    let size_of = |k: u64| if max_size <= 1 { 1 } else { 1 + k.wrapping_mul(0x9E37_79B9_7F4A_7C15) % max_size };
+    let mut steps = Vec::with_capacity(n + n / 40);
+    for (i, &key) in keys.iter().enumerate() {
+        if i > 0 && next() % 50 == 0 {
+            steps.push(Step::Remove { key: keys[(next() % i as u64) as usize] });
+        }
+        steps.push(Step::Ref { key, size: size_of(key) });
+    }
+    steps
+}
+
+/// Replays `steps` as a caller that tracks residency does (a timed engine with write-back or
+/// prefetch accounting): `find`; on a miss, `evict` until the object fits, then `insert`; and
+/// after every `find`, `evict` and `insert`, [`Policy::drain_side_evictions`]. The caller's
+/// resident set is what it inserted minus what `evict` returned, `remove` forgot and the drains
+/// handed over; after every call it must be exactly the policy's: `contains` for every tracked
+/// key, `len` and `occupied` equal to the tracked count and sizes. Also checks that `find` hits
+/// exactly the tracked keys and that nothing is handed over twice or without being cached.
+pub fn track_residency(p: &mut dyn Policy, steps: &[Step]) {
+    let name = p.name().to_string();
+    let keys: Vec<u64> = steps.iter().map(|s| match *s { Step::Ref { key, .. } | Step::Remove { key } => key }).collect();
+    let next = next_use_positions(&keys);
+    let mut resident: KeyMap<u64> = KeyMap::default();
+    let mut drained: Vec<Evicted> = Vec::new();
+
+    fn forget(name: &str, resident: &mut KeyMap<u64>, v: Evicted, how: &str, i: usize) {
+        match resident.remove(&v.key) {
+            Some(size) => assert_eq!(size, v.size, "{name}: step {i}: {how} {} with size {} inserted with {size}", v.key, v.size),
+            None => panic!("{name}: step {i}: {how} {}, which the caller does not hold", v.key),
+        }
+    }
+    let mut drain = |p: &mut dyn Policy, resident: &mut KeyMap<u64>, i: usize, after: &str| {
+        drained.clear();
+        p.drain_side_evictions(&mut drained);
+        for &v in &drained {
+            forget(&name, resident, v, &format!("{after} side-evicted"), i);
+        }
+    };
+    let check = |p: &dyn Policy, resident: &KeyMap<u64>, i: usize, after: &str| {
+        for &k in resident.keys() {
+            assert!(p.contains(k), "{name}: step {i}: after {after}, {k} was dropped without being reported");
+        }
+        assert_eq!(p.len(), resident.len(), "{name}: step {i}: after {after}, len() differs from the caller's resident set");
+        let bytes: u64 = resident.values().sum();
+        assert_eq!(p.occupied(), bytes, "{name}: step {i}: after {after}, occupied() differs from the caller's resident set");
+    };
+
+    for (i, step) in steps.iter().enumerate() {
+        match *step {
+            Step::Remove { key } => {
+                let was = resident.remove(&key).is_some();
+                assert_eq!(p.remove(key), was, "{name}: step {i}: remove({key})");
+                drain(p, &mut resident, i, "remove");
+                check(p, &resident, i, "remove");
+            }
+            Step::Ref { key, size } => {
+                let a = Access { key, size, vtime: i as u64, next_access: next[i], ..Default::default() };
+                let was = resident.contains_key(&key);
+                let hit = p.find(&a);
+                assert_eq!(hit, was, "{name}: step {i}: find({key}) hit={hit} but the caller holds it: {was}");
+                drain(p, &mut resident, i, "find");
+                check(p, &resident, i, "find");
+                if hit || size > p.capacity() {
+                    continue;
+                }
+                while p.occupied() + size > p.capacity() {
+                    let Some(v) = p.evict(&a) else { break };
+                    forget(&name, &mut resident, v, "evict returned", i);
+                    assert!(!p.contains(v.key), "{name}: step {i}: evicted {} still cached", v.key);
+                    drain(p, &mut resident, i, "evict");
+                    check(p, &resident, i, "evict");
+                }
+                if p.occupied() + size <= p.capacity() {
+                    p.insert(&a);
+                    resident.insert(key, size);
+                    drain(p, &mut resident, i, "insert");
+                    check(p, &resident, i, "insert");
+                }
+            }
+        }
     }
 }

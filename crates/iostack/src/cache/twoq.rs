@@ -17,7 +17,8 @@
 //! - the victim comes from A1in while A1in holds more than |A1in|, else from Am's LRU end;
 //! - Am is a cache of its own: inserting a reused page into a full Am evicts Am's LRU page even
 //!   when A1in has room to spare (so the whole cache may then hold less than C). [`Policy::get`]
-//!   does this; a direct [`Policy::insert`] does it too, since it is part of the insertion;
+//!   does this; a direct [`Policy::insert`] does it too, since it is part of the insertion, and
+//!   hands the pages it so drops over through [`Policy::drain_side_evictions`];
 //! - an object larger than |A1in| is not cached.
 //!
 //! One deviation, for caches so small that libCacheSim caches nothing (fewer than 4 unit objects,
@@ -77,6 +78,8 @@ pub struct TwoQ {
     main_bytes: u64,
     /// The last `find` missed on a key that was in A1out.
     hit_on_ghost: bool,
+    /// Pages `insert` dropped from Am, not drained yet.
+    side: Vec<Evicted>,
 }
 
 impl TwoQ {
@@ -97,6 +100,7 @@ impl TwoQ {
             out_bytes: 0,
             main_bytes: 0,
             hit_on_ghost: false,
+            side: Vec::new(),
         }
     }
 
@@ -187,6 +191,8 @@ impl Policy for TwoQ {
             }
         }
         self.insert(a);
+        // `get` hands nothing over (see the trait).
+        self.side.clear();
         false
     }
 
@@ -194,7 +200,10 @@ impl Policy for TwoQ {
         if std::mem::take(&mut self.hit_on_ghost) && a.size <= self.main_cap {
             // Am is a cache of its own: make room in it.
             while self.main_bytes + a.size > self.main_cap {
-                self.drop_tail(Queue::Main);
+                match self.drop_tail(Queue::Main) {
+                    Some(v) => self.side.push(v),
+                    None => break,
+                }
             }
             self.push(Queue::Main, a.key, a.size);
         } else {
@@ -226,8 +235,12 @@ impl Policy for TwoQ {
         e.queue != Queue::Out
     }
 
+    fn drain_side_evictions(&mut self, out: &mut Vec<Evicted>) {
+        out.append(&mut self.side);
+    }
+
     fn metadata_bytes(&self) -> usize {
-        self.map.allocation_size() + self.slab.allocated_bytes()
+        self.map.allocation_size() + self.slab.allocated_bytes() + self.side.capacity() * std::mem::size_of::<Evicted>()
     }
 }
 
@@ -270,6 +283,29 @@ mod tests {
         assert_eq!(a1out, vec![2]);
         assert_eq!(am, vec![1]);
         assert_eq!(a1in, vec![9, 8, 7, 6, 5, 4, 3]);
+    }
+
+    /// Inserting a reused page into a full Am evicts Am's LRU page although the cache has room;
+    /// the page is handed over as a side eviction.
+    #[test]
+    fn insert_into_full_am_hands_over_its_victim() {
+        let mut p = TwoQ::new(4, 0.5, 1.0); // A1in 2, A1out 4, Am 2
+        testutil::run_keys(&mut p, &[1, 2, 3, 4, 5, 6, 1, 2]);
+        let (a1in, a1out, am) = p.queues();
+        assert_eq!((a1in, a1out, am), (vec![6, 5], vec![4, 3], vec![2, 1]));
+        assert!(p.remove(6)); // room in the cache, none in Am
+        let a = Access::unit(3, 8);
+        assert!(!p.find(&a)); // ghost hit
+        p.insert(&a);
+        let mut out = Vec::new();
+        p.drain_side_evictions(&mut out);
+        assert_eq!(out, vec![Evicted { key: 1, size: 1 }]);
+        assert_eq!(p.queues().2, vec![3, 2]);
+        assert_eq!(p.len(), 3);
+        assert!(!p.contains(1));
+        out.clear();
+        p.drain_side_evictions(&mut out);
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -724,4 +724,36 @@ mod tests {
         assert_eq!(out[0].cached_objects, 500);
         assert!(out[0].metadata_bytes_per_object > 8.0 && out[0].metadata_bytes_per_object < 200.0);
     }
+
+    fn reads(offsets: &[u64], length: u64) -> Vec<Request> {
+        offsets.iter().map(|&o| Request::read(o, length)).collect()
+    }
+
+    #[test]
+    fn belady_gets_next_uses_in_object_mode() {
+        // Capacity 2: 1 2 miss; 3 evicts 2 (next used after 1); 1 hits; 2 evicts 1 (next used
+        // after 3); 3 hits; 1 misses. LRU hits none of them.
+        let reqs = reads(&[1, 2, 3, 1, 2, 3, 1], 1);
+        let c = simulate(&mut VecReader::new(reqs.clone()), "belady", 2, Mode::Object { unit_size: true }).unwrap();
+        assert_eq!((c.requests, c.hits), (7, 2));
+        let c = simulate(&mut VecReader::new(reqs), "lru", 2, Mode::Object { unit_size: true }).unwrap();
+        assert_eq!(c.hits, 0);
+    }
+
+    #[test]
+    fn belady_gets_next_uses_in_block_mode() {
+        // Two-block requests on 4 KiB pages: blocks (0,1) (2,3) (0,1) with room for 3 blocks.
+        // Block 3 is never used again, so Belady evicts it (or 2) and keeps 0 and 1: the third
+        // request hits both blocks.
+        let reqs = reads(&[0, 8192, 0], 8192);
+        let c = simulate(&mut VecReader::new(reqs), "belady", 3, Mode::Block { page_size: 4096 }).unwrap();
+        assert_eq!((c.blocks, c.block_hits, c.hits), (6, 2, 1));
+    }
+
+    #[test]
+    fn reference_keys_of_two_block_requests() {
+        let reqs = reads(&[0, 8192], 8192);
+        assert_eq!(reference_keys(&reqs, Mode::Object { unit_size: true }), vec![0, 8192]);
+        assert_eq!(reference_keys(&reqs, Mode::Block { page_size: 4096 }), vec![0, 1, 2, 3]);
+    }
 }
