@@ -13,6 +13,126 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Location, TraceError};
 
+pub mod alibaba;
+pub mod bin;
+pub mod blkparse;
+pub mod csv;
+pub mod disksim;
+pub mod fiu;
+pub mod format;
+pub mod generic;
+pub mod lis;
+pub mod msr;
+pub mod oracle;
+pub mod parse;
+pub mod plain;
+pub mod source;
+pub mod spc;
+pub mod systor;
+pub mod tencent;
+pub mod vscsi;
+pub mod write;
+
+pub use format::{Format, FormatInfo, FORMATS};
+use parse::{RecordReader, TextReader};
+use source::Source;
+
+/// Opens a trace for streaming.
+///
+/// `format` is the trace's format; `None` detects it from the content and the file name (see
+/// [`format`] for the rules) and fails with a message asking for `--format` when they do not
+/// decide. Compressed files (zstd, xz, gzip, bzip2) are decompressed on the fly, recognised by
+/// their magic bytes.
+pub fn open(path: &Path, format: Option<Format>, options: &ReaderOptions) -> Result<Box<dyn TraceReader>, TraceError> {
+    let mut source = Source::open(path)?;
+    let detected = match format {
+        Some(f) => format::Detected::Format(f),
+        None => {
+            let len = source.known_len();
+            let head = source.peek(64 * 1024)?;
+            format::detect(path, head, len)?
+        }
+    };
+    open_source(source, detected, options)
+}
+
+/// The format [`open`] would use for `path` without `--format`.
+pub fn detect_format(path: &Path) -> Result<Format, TraceError> {
+    let mut source = Source::open(path)?;
+    let len = source.known_len();
+    let head = source.peek(64 * 1024)?;
+    Ok(match format::detect(path, head, len)? {
+        format::Detected::Format(f) => f,
+        format::Detected::CloudPhysicsCsv => Format::GenericCsv,
+    })
+}
+
+fn open_source(mut source: Source, detected: format::Detected, options: &ReaderOptions) -> Result<Box<dyn TraceReader>, TraceError> {
+    let skip = options.skip_invalid;
+    let format = match detected {
+        format::Detected::Format(f) => f,
+        format::Detected::CloudPhysicsCsv => Format::GenericCsv,
+    };
+    Ok(match format {
+        Format::Csv => Box::new(TextReader::new(source, csv::CsvParser::new(), skip)),
+        Format::Plain => Box::new(TextReader::new(source, plain::PlainParser, skip)),
+        Format::Lis => Box::new(TextReader::new(source, lis::LisParser::default(), skip)),
+        Format::Msr => Box::new(TextReader::new(source, msr::MsrParser::default(), skip)),
+        Format::Spc => Box::new(TextReader::new(source, spc::SpcParser, skip)),
+        Format::Blkparse => Box::new(TextReader::new(source, blkparse::BlkparseParser::new(options.blkparse_event), skip)),
+        Format::Fiu => Box::new(TextReader::new(source, fiu::FiuParser::default(), skip)),
+        Format::Alibaba => Box::new(TextReader::new(source, alibaba::AlibabaParser::default(), skip)),
+        Format::Tencent => Box::new(TextReader::new(source, tencent::TencentParser::default(), skip)),
+        Format::Systor => Box::new(TextReader::new(source, systor::SystorParser::default(), skip)),
+        Format::Disksim => Box::new(TextReader::new(source, disksim::DisksimParser, skip)),
+        Format::GenericCsv => {
+            let mapping = match &options.csv_mapping {
+                Some(m) => m.clone(),
+                None => {
+                    let head = source.peek(4096)?;
+                    let first = head.split(|&c| c == b'\n').next().unwrap_or(b"");
+                    let first = first.strip_suffix(b"\r").unwrap_or(first);
+                    if first.eq_ignore_ascii_case(b"version,time,op,size,lbn") {
+                        CsvMapping::parse(generic::CLOUDPHYSICS_MAPPING).expect("the built-in mapping parses")
+                    } else {
+                        return Err(TraceError::file(
+                            source.path(),
+                            "the generic-csv format needs a column mapping (--mapping offset=COL,...; see docs/formats.md)",
+                        ));
+                    }
+                }
+            };
+            let parser = generic::GenericParser::new(mapping).map_err(|e| TraceError::file(source.path(), e.to_string()))?;
+            Box::new(TextReader::new(source, parser, skip))
+        }
+        Format::Bin => {
+            let head = source.peek(bin::HEADER_SIZE)?;
+            if let Err(msg) = bin::check_header(head) {
+                return Err(TraceError::new(source.path(), Location::File, Some("header"), msg));
+            }
+            source.consume(bin::HEADER_SIZE);
+            Box::new(RecordReader::with_offset(source, bin::BinDecoder, skip, bin::HEADER_SIZE as u64)?)
+        }
+        Format::OracleGeneral => Box::new(RecordReader::new(source, oracle::OracleGeneral::default(), skip)?),
+        Format::Vscsi => {
+            let version = vscsi::looks_like(source.peek(8 * 40)?);
+            match version {
+                Some(2) => Box::new(RecordReader::new(source, vscsi::VscsiV2::default(), skip)?),
+                Some(_) => Box::new(RecordReader::new(source, vscsi::VscsiV1::default(), skip)?),
+                None if source.peek(1)?.is_empty() => Box::new(RecordReader::new(source, vscsi::VscsiV1::default(), skip)?),
+                None => {
+                    return Err(TraceError::new(
+                        source.path(),
+                        Location::Record(1),
+                        Some("ver"),
+                        "no vscsi version (1 or 2) in the version field of the first records",
+                    ))
+                }
+            }
+        }
+    })
+}
+
 /// Read or write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -110,9 +230,13 @@ pub enum BlkparseEvent {
     Complete,
 }
 
-/// Column mapping of the generic CSV format: 0-based column indices (or header names resolved to
-/// indices by the reader) and the units of offset, length and time.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Column mapping of the generic CSV format: which column holds which field, and the units.
+///
+/// Parsed from a mapping string by [`CsvMapping::parse`] (syntax in [`generic`] and
+/// docs/formats.md), e.g. `offset=4,length=5,op=3,time=0,time_unit=100ns,header=yes`.
+/// Columns are 0-based indices; columns given by header name are kept in `names` and resolved to
+/// indices when the reader reads the header.
+#[derive(Debug, Clone, PartialEq)]
 pub struct CsvMapping {
     pub time: Option<usize>,
     pub offset: usize,
@@ -122,6 +246,7 @@ pub struct CsvMapping {
     pub device: Option<usize>,
     pub file: Option<usize>,
     pub has_header: bool,
+    /// Field separator; `b' '` splits at runs of blanks (spaces and tabs).
     pub delimiter: u8,
     /// Multiplier from the offset column to bytes (1 for bytes, 512 for sectors).
     pub offset_unit: u64,
@@ -129,6 +254,53 @@ pub struct CsvMapping {
     pub length_unit: u64,
     /// Multiplier from the time column to nanoseconds.
     pub time_unit_ns: f64,
+    /// How the op column encodes reads and writes.
+    pub op_values: OpValues,
+    /// Length in bytes of every request when there is no length column.
+    pub default_length: u64,
+    /// Shift times so that the first request is at 0 (for absolute clocks such as Unix time).
+    pub shift_time: bool,
+    /// Fields given by column name: (field, column name), resolved against the header.
+    pub names: Vec<(String, String)>,
+}
+
+impl Default for CsvMapping {
+    fn default() -> Self {
+        CsvMapping {
+            time: None,
+            offset: 0,
+            length: None,
+            op: None,
+            pid: None,
+            device: None,
+            file: None,
+            has_header: false,
+            delimiter: b',',
+            offset_unit: 1,
+            length_unit: 1,
+            time_unit_ns: 1.0,
+            op_values: OpValues::Names,
+            default_length: csv::DEFAULT_LENGTH,
+            shift_time: true,
+            names: Vec::new(),
+        }
+    }
+}
+
+/// How a generic CSV op column says read or write.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OpValues {
+    /// `R`/`W`/`read`/`write`, any case.
+    #[default]
+    Names,
+    /// SCSI command codes in hex (`28` READ(10), `2a` WRITE(10), ...); other commands skipped.
+    Scsi,
+    /// `0` read, `1` write.
+    ZeroReadOneWrite,
+    /// `1` read, `0` write.
+    OneReadZeroWrite,
+    /// DiskSim flags: bit 0 set means read.
+    Flags,
 }
 
 /// A streaming source of requests.
