@@ -108,7 +108,8 @@ fn sink(path: &Path, file: File) -> Result<Box<dyn Write>, TraceError> {
 /// compression (it is `path` itself except when writing to a temporary file).
 fn create_named(path: &Path, name: &Path, format: Format) -> Result<Box<dyn TraceWriter>, Error> {
     let format = output_format(name, Some(format))?;
-    let file = File::create(path).map_err(|e| TraceError::io(path, &e))?;
+    // Read access too: the oracleGeneral writer maps the file to patch it.
+    let file = fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path).map_err(|e| TraceError::io(path, &e))?;
     Ok(match format {
         Format::Csv => Box::new(CsvWriter::new(path, sink(name, file)?)?),
         Format::Bin => Box::new(BinWriter::new(path, sink(name, file)?)?),
@@ -173,7 +174,7 @@ impl TraceWriter for CsvWriter {
                 l.extend_from_slice(b.format(s).as_bytes());
             }
         } else {
-            l.extend_from_slice(b",");
+            l.extend_from_slice(b",,");
         }
         l.push(b'\n');
         self.n += 1;
