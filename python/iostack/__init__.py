@@ -5,5 +5,6 @@ plots and reports on top.
 """
 
 from iostack._core import __version__
+from iostack.analysis import Analysis, analyze
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "analyze", "Analysis"]
