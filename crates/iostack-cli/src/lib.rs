@@ -28,6 +28,12 @@ enum Command {
     Policies(commands::policies::Args),
     /// Characterise a trace: footprint, mix, sizes, runs, distances, affinities, LRU MRC.
     Analyze(commands::analyze::Args),
+    /// List the trace formats iostack reads and writes.
+    Formats(commands::formats::Args),
+    /// Convert a trace to another format (csv, bin, oracle-general).
+    Convert(commands::convert::Args),
+    /// Generate a synthetic workload (zipf, uniform, ...) as a trace file.
+    Gen(commands::gen::Args),
 }
 
 /// Runs the command line with `args` (including the program name); returns the exit code.
@@ -48,6 +54,9 @@ where
         Command::Sim(a) => commands::sim::run(a, &out),
         Command::Policies(a) => commands::policies::run(a, &out),
         Command::Analyze(a) => commands::analyze::run(a, &out),
+        Command::Formats(a) => commands::formats::run(a, &out),
+        Command::Convert(a) => commands::convert::run(a, &out),
+        Command::Gen(a) => commands::gen::run(a, &out),
     };
     match result {
         Ok(()) => 0,

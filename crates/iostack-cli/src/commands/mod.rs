@@ -1,3 +1,6 @@
 pub mod policies;
 pub mod sim;
 pub mod analyze;
+pub mod convert;
+pub mod formats;
+pub mod gen;
