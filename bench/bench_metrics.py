@@ -2,8 +2,8 @@
 """Benchmark of the locality metrics: stack distance throughput, and the one-pass LRU miss-ratio
 curve against running one LRU simulation per cache size.
 
-Workload: a 10M-request Zipf trace (alpha 1.0 over 1M objects, seeded), in object mode with unit
-sizes (one reference per request). Phases, all on the same trace in the same run:
+Workload: a 10M-request Zipf trace (alpha 1.0 over 1M objects, seeded, made by `iostack gen
+zipf`), in object mode with unit sizes (one reference per request). Phases, all on the same trace in the same run:
 
 1. the bare stack-distance engine (Fenwick tree over last-use times), references per second;
 2. the full analysis (`metrics::analyze`: stack and block distance, affinities, series, MRC);
@@ -30,29 +30,19 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def zipf_trace(path: pathlib.Path, requests: int, objects: int, alpha: float, seed: int) -> None:
-    """Writes a plain trace (one id per line) whose ids follow Zipf(alpha) over `objects` ids."""
+def zipf_trace(exe: list, path: pathlib.Path, requests: int, objects: int, alpha: float, seed: int) -> None:
+    """Generates the Zipf trace with `iostack gen zipf` (ranks scattered over the offsets, so that
+    popularity carries no spatial order), in iostack's binary format (cheap to read)."""
     if path.exists():
         return
-    rng = np.random.default_rng(seed)
-    weights = 1.0 / np.arange(1, objects + 1, dtype=np.float64) ** alpha
-    cdf = np.cumsum(weights)
-    cdf /= cdf[-1]
-    ids = np.searchsorted(cdf, rng.random(requests), side="right")
-    # Scatter ranks over the id space so that popularity carries no spatial order.
-    perm = rng.permutation(objects)
-    ids = perm[np.minimum(ids, objects - 1)]
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w") as f:
-        for chunk in np.array_split(ids, max(1, requests // 1_000_000)):
-            f.write("\n".join(map(str, chunk.tolist())))
-            f.write("\n")
-    tmp.rename(path)
+    subprocess.run(
+        [*exe, "gen", "zipf", "--requests", str(requests), "--objects", str(objects), "--alpha", str(alpha),
+         "--seed", str(seed), "--param", "scatter=yes", "-o", str(path)],
+        check=True,
+    )
 
 
 def cargo(*args: str) -> None:
@@ -81,22 +71,22 @@ def main() -> int:
 
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    trace = out / f"zipf-{args.requests}-{args.objects}-{args.alpha}-{args.seed}.txt"
-    zipf_trace(trace, args.requests, args.objects, args.alpha, args.seed)
+    cargo("build", "--release", "-p", "iostack", "--example", "bench_metrics", "-p", "iostack-cli")
+    exe = iostack_cmd()
+    trace = out / f"zipf-{args.requests}-{args.objects}-{args.alpha}-{args.seed}.bin"
+    zipf_trace(exe, trace, args.requests, args.objects, args.alpha, args.seed)
 
     # Eight cache sizes from 0.1 % to 80 % of the object count.
     sizes = [max(1, int(args.objects * f)) for f in (0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.3, 0.8)]
     size_list = ",".join(map(str, sizes))
 
-    cargo("build", "--release", "-p", "iostack", "--example", "bench_metrics", "-p", "iostack-cli")
     p = subprocess.run([str(ROOT / "target" / "release" / "examples" / "bench_metrics"), str(trace), size_list], capture_output=True, text=True)
     if p.returncode != 0:
         print(p.stderr, file=sys.stderr)
         return 1
     lib = json.loads(p.stdout)
 
-    # End to end through the command line (includes parsing the text trace).
-    exe = iostack_cmd()
+    # End to end through the command line (includes reading the trace).
     a, analyze_s = timed_run([*exe, "analyze", str(trace), "--mode", "object", "--mrc-sizes", size_list, "--json"])
     if a.returncode != 0:
         print(a.stderr, file=sys.stderr)
