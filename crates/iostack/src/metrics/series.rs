@@ -165,21 +165,22 @@ impl Series {
         self.level += 1;
     }
 
-    /// A reference of the current request. `prev_base` is the base interval of the key's previous
+    /// A reference of the current request, with its stack affinity (`None` for a first
+    /// reference) and block affinity. `prev_base` is the base interval of the key's previous
     /// reference plus one (0 for a first reference); returns the value to store for the key.
     #[inline]
-    pub fn reference(&mut self, stack: Option<u64>, block: u64, prev_base: u64) -> u64 {
+    pub fn reference(&mut self, stack_affinity: Option<f64>, block_affinity: f64, prev_base: u64) -> u64 {
         let p = &mut self.points[self.current];
         p.references += 1;
-        match stack {
-            Some(d) => {
+        match stack_affinity {
+            Some(a) => {
                 p.stack_count += 1;
-                p.stack_sum += super::affinity::affinity_fast(d);
+                p.stack_sum += a;
             }
             None => p.stack_first += 1,
         }
         p.block_count += 1;
-        p.block_sum += super::affinity::affinity_fast(block);
+        p.block_sum += block_affinity;
         let i = self.current_base;
         let lvl = self.level;
         let new_level = if prev_base == 0 { Some(63) } else {
@@ -274,7 +275,7 @@ mod tests {
         for &k in keys {
             s.begin_request(0);
             let prev = last.get(&k).copied().unwrap_or(0);
-            let v = s.reference(None, 0, prev);
+            let v = s.reference(None, 1.0, prev);
             last.insert(k, v);
         }
         s.report(FirstReference::Exclude, 0).points.iter().map(|p| p.working_set).collect()

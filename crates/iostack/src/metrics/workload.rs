@@ -183,7 +183,7 @@ impl WorkloadAnalyzer {
                 self.ops.write_bytes += r.length;
             }
         }
-        self.sizes.record(r.length);
+        self.sizes.record_value(r.length);
         self.size_min = self.size_min.min(r.length);
         self.size_max = self.size_max.max(r.length);
         self.first_time.get_or_insert(r.time_ns);
