@@ -18,9 +18,11 @@
 //! so a reference costs one hash lookup, one prefix count (O(log n)) and two point updates.
 //!
 //! The time axis would grow with the stream; when it is full it is compacted: live marks are
-//! renumbered 0..live in order (which keeps every depth), and the axis is resized to four times
-//! the number of live keys. Memory stays proportional to the number of distinct keys, and the
-//! compaction cost is amortised O(1) per reference.
+//! renumbered 0..live in order (which keeps every depth: a key's new slot is the rank of its old
+//! one among the marks), and the axis is resized to four times the number of live keys. Memory
+//! stays proportional to the number of distinct keys (one hash entry per key holding its slot,
+//! plus one bit per slot and a 32-bit count per 64 slots), and a compaction, one pass over the
+//! keys, comes only after three times as many references: amortised O(1) per reference.
 
 use crate::cache::{Key, KeyMap};
 
@@ -119,20 +121,20 @@ impl Fenwick {
     }
 }
 
+/// Per-key state: the slot of the key's last use, and the caller's payload, in one hash entry so
+/// that a reference costs one lookup.
+#[derive(Clone, Copy)]
+struct Entry<P> {
+    slot: u32,
+    payload: P,
+}
+
 /// Computes LRU stack distances in O(log n) per reference.
 ///
 /// `P` is a per-key payload the caller may keep next to the stack entry (for instance the
 /// position of the last reference, to get reuse distances), so that one hash lookup serves both.
-///
-/// Keys get a dense id on their first reference; the time axis stores ids, so compaction renumbers
-/// slots by walking arrays, without hashing.
 pub struct StackDistance<P: Copy + Default = ()> {
-    ids: KeyMap<u32>,
-    /// Slot of the last use, per id.
-    slot_of: Vec<u32>,
-    payload: Vec<P>,
-    /// Id at each slot (meaningful where the mark bit is set).
-    slot_id: Vec<u32>,
+    map: KeyMap<Entry<P>>,
     /// One bit per slot: set when the slot is some key's last use.
     marks: Vec<u64>,
     fenwick: Fenwick,
@@ -163,22 +165,12 @@ impl<P: Copy + Default> StackDistance<P> {
     pub fn with_capacity(slots: usize) -> Self {
         let capacity = (slots.clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
         let words = (capacity / 64) as usize;
-        StackDistance {
-            ids: KeyMap::default(),
-            slot_of: Vec::new(),
-            payload: Vec::new(),
-            slot_id: vec![0; capacity as usize],
-            marks: vec![0; words],
-            fenwick: Fenwick::zeroed(words),
-            now: 0,
-            capacity,
-            compactions: 0,
-        }
+        StackDistance { map: KeyMap::default(), marks: vec![0; words], fenwick: Fenwick::zeroed(words), now: 0, capacity, compactions: 0 }
     }
 
     /// Number of distinct keys referenced so far.
     pub fn distinct(&self) -> u64 {
-        self.slot_of.len() as u64
+        self.map.len() as u64
     }
 
     /// Times the time axis was compacted (for tests and diagnostics).
@@ -195,49 +187,53 @@ impl<P: Copy + Default> StackDistance<P> {
         }
         let now = self.now;
         self.now += 1;
+        let live = self.map.len() as u32;
         let w = (now / 64) as usize;
-        self.marks[w] |= 1u64 << (now % 64);
-        self.fenwick.add(w, 1);
-        let live = self.slot_of.len() as u32;
-        let id = *self.ids.entry(key).or_insert(live);
-        self.slot_id[now as usize] = id;
-        if id == live {
-            self.slot_of.push(now);
-            self.payload.push(P::default());
-            return (None, &mut self.payload[id as usize]);
+        match self.map.entry(key) {
+            hashbrown::hash_map::Entry::Occupied(e) => {
+                let st = e.into_mut();
+                let old = std::mem::replace(&mut st.slot, now);
+                let ow = (old / 64) as usize;
+                let bit = old % 64;
+                // Marks at or before `old`: whole words before its word, then the bits of its word.
+                let upto = self.fenwick.prefix(ow) + (self.marks[ow] & ((2u64 << bit).wrapping_sub(1))).count_ones();
+                // `live` marks exist; those after `old` belong to the keys above it in the stack.
+                let depth = live - upto;
+                self.marks[ow] &= !(1u64 << bit);
+                self.marks[w] |= 1u64 << (now % 64);
+                if ow != w {
+                    self.fenwick.add(ow, -1);
+                    self.fenwick.add(w, 1);
+                }
+                (Some(depth as u64), &mut st.payload)
+            }
+            hashbrown::hash_map::Entry::Vacant(e) => {
+                self.marks[w] |= 1u64 << (now % 64);
+                self.fenwick.add(w, 1);
+                let st = e.insert(Entry { slot: now, payload: P::default() });
+                (None, &mut st.payload)
+            }
         }
-        let old = std::mem::replace(&mut self.slot_of[id as usize], now);
-        let ow = (old / 64) as usize;
-        let bit = old % 64;
-        // Marks at or before `old`: prefix of whole words, then the bits of its word.
-        let upto = self.fenwick.prefix(ow) + (self.marks[ow] & ((2u64 << bit).wrapping_sub(1))).count_ones();
-        // `live` marks existed before this reference; those after `old` are the keys above it.
-        let depth = live - upto;
-        self.marks[ow] &= !(1u64 << bit);
-        self.fenwick.add(ow, -1);
-        (Some(depth as u64), &mut self.payload[id as usize])
     }
 
-    /// Renumbers the live marks 0..live in stream order and resizes the axis.
+    /// Renumbers the live marks 0..live in stream order and resizes the axis. A key's new slot is
+    /// the rank of its old one among the marks, so one pass over the keys renumbers them all.
     #[cold]
     fn compact(&mut self) {
         self.compactions += 1;
-        let live = self.slot_of.len();
-        let new_capacity = ((live * GROWTH).clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
-        let mut new_ids: Vec<u32> = vec![0; new_capacity as usize];
-        let mut next = 0u32;
-        for (w, &word) in self.marks.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                let b = bits.trailing_zeros();
-                bits &= bits - 1;
-                let id = self.slot_id[w * 64 + b as usize];
-                new_ids[next as usize] = id;
-                self.slot_of[id as usize] = next;
-                next += 1;
-            }
+        let live = self.map.len();
+        let mut before: Vec<u32> = Vec::with_capacity(self.marks.len());
+        let mut s = 0u32;
+        for &word in &self.marks {
+            before.push(s);
+            s += word.count_ones();
         }
-        debug_assert_eq!(next as usize, live);
+        debug_assert_eq!(s as usize, live);
+        for e in self.map.values_mut() {
+            let w = (e.slot / 64) as usize;
+            e.slot = before[w] + (self.marks[w] & ((1u64 << (e.slot % 64)) - 1)).count_ones();
+        }
+        let new_capacity = ((live * GROWTH).clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
         let words = (new_capacity / 64) as usize;
         let mut marks = vec![0u64; words];
         for m in marks.iter_mut().take(live / 64) {
@@ -248,18 +244,13 @@ impl<P: Copy + Default> StackDistance<P> {
         }
         self.fenwick = Fenwick::from_counts(marks.iter().map(|w| w.count_ones()), words);
         self.marks = marks;
-        self.slot_id = new_ids;
-        self.now = next;
+        self.now = live as u32;
         self.capacity = new_capacity;
     }
 
     /// Bytes of memory held (map, axis, tree).
     pub fn memory_bytes(&self) -> usize {
-        self.ids.capacity() * (std::mem::size_of::<(Key, u32)>() + 1)
-            + self.slot_of.capacity() * 4
-            + self.payload.capacity() * std::mem::size_of::<P>()
-            + self.slot_id.capacity() * 4
-            + self.marks.capacity() * 8
+        self.map.capacity() * (std::mem::size_of::<(Key, Entry<P>)>() + 1) + self.marks.capacity() * 8
             + self.fenwick.tree.capacity() * 4
     }
 }
