@@ -52,7 +52,10 @@ fn main() {
     let (checksum, sd_wall, sd_cpu) = timed(|| {
         let mut sd: StackDistance = StackDistance::with_capacity(1 << 20);
         let mut s = 0u64;
-        for &k in &keys {
+        for (i, &k) in keys.iter().enumerate() {
+            if let Some(&ahead) = keys.get(i + 16) {
+                sd.prefetch(ahead);
+            }
             s = s.wrapping_add(sd.access(k).0.unwrap_or(1));
         }
         (s, sd.distinct())

@@ -229,6 +229,21 @@ impl LocalityProbe {
         d
     }
 
+    /// Hints the CPU to fetch the stack entry of the first unit of `r`, a request the caller
+    /// will observe soon (callers holding a batch prefetch a few requests ahead).
+    #[inline]
+    pub fn prefetch(&self, r: &Request) {
+        let key = match self.config.granularity {
+            Granularity::Bytes(unit) => block_key(r.device, r.offset / unit),
+            Granularity::Object => r.offset,
+            Granularity::File => match r.file {
+                Some(f) => f.id,
+                None => return,
+            },
+        };
+        self.stack.prefetch(key);
+    }
+
     /// Distinct units referenced so far.
     pub fn distinct(&self) -> u64 {
         self.stack.distinct()

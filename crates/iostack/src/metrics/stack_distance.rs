@@ -24,7 +24,7 @@
 //! plus one bit per slot and a 32-bit count per 64 slots), and a compaction, one pass over the
 //! keys, comes only after three times as many references: amortised O(1) per reference.
 
-use crate::cache::{Key, KeyMap};
+use crate::cache::Key;
 
 /// What the distance of a first reference is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -121,12 +121,97 @@ impl Fenwick {
     }
 }
 
-/// Per-key state: the slot of the key's last use, and the caller's payload, in one hash entry so
-/// that a reference costs one lookup.
+/// Per-key state: the key, the slot of its last use, and the caller's payload, in one table
+/// entry so that a reference costs one lookup.
 #[derive(Clone, Copy)]
 struct Entry<P> {
+    key: Key,
+    /// `EMPTY` for a free table cell.
     slot: u32,
     payload: P,
+}
+
+const EMPTY: u32 = u32::MAX;
+
+/// Open-addressing (linear probing) table of keys. Keys are never removed from a stack, so the
+/// table needs no tombstones; owning it (rather than a general hash map) lets callers prefetch
+/// the cell of a key they will reference soon, which hides the one cache miss a reference to a
+/// cold key costs.
+struct KeyTable<P> {
+    cells: Vec<Entry<P>>,
+    /// 64 - log2(cells.len()): Fibonacci hashing keeps the top bits of `key * phi`.
+    shift: u32,
+    len: usize,
+}
+
+const PHI: u64 = 0x9e37_79b9_7f4a_7c15;
+
+impl<P: Copy + Default> KeyTable<P> {
+    fn new() -> Self {
+        let n = 1usize << 10;
+        KeyTable { cells: vec![Entry { key: 0, slot: EMPTY, payload: P::default() }; n], shift: 64 - 10, len: 0 }
+    }
+
+    #[inline]
+    fn home(&self, key: Key) -> usize {
+        (key.wrapping_mul(PHI) >> self.shift) as usize
+    }
+
+    /// Hints the CPU to fetch the cell of `key`.
+    #[inline]
+    fn prefetch(&self, key: Key) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let p = self.cells.as_ptr().wrapping_add(self.home(key)) as *const i8;
+            // SAFETY: prefetching is a hint; it never faults, and `home` is within the table.
+            unsafe { std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
+    /// The index of `key`'s cell, inserting it with `slot` when absent (then `true`).
+    #[inline]
+    fn find_or_insert(&mut self, key: Key, slot: u32) -> (usize, bool) {
+        let mask = self.cells.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            let c = &self.cells[i];
+            if c.slot == EMPTY {
+                break;
+            }
+            if c.key == key {
+                return (i, false);
+            }
+            i = (i + 1) & mask;
+        }
+        if (self.len + 1) * 4 > self.cells.len() * 3 {
+            self.grow();
+            return self.find_or_insert(key, slot);
+        }
+        self.cells[i] = Entry { key, slot, payload: P::default() };
+        self.len += 1;
+        (i, true)
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let n = self.cells.len() * 2;
+        let old = std::mem::replace(&mut self.cells, vec![Entry { key: 0, slot: EMPTY, payload: P::default() }; n]);
+        self.shift -= 1;
+        let mask = n - 1;
+        for e in old.into_iter().filter(|e| e.slot != EMPTY) {
+            let mut i = self.home(e.key);
+            while self.cells[i].slot != EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.cells[i] = e;
+        }
+    }
+
+    fn entries_mut(&mut self) -> impl Iterator<Item = &mut Entry<P>> {
+        self.cells.iter_mut().filter(|e| e.slot != EMPTY)
+    }
 }
 
 /// Computes LRU stack distances in O(log n) per reference.
@@ -134,7 +219,7 @@ struct Entry<P> {
 /// `P` is a per-key payload the caller may keep next to the stack entry (for instance the
 /// position of the last reference, to get reuse distances), so that one hash lookup serves both.
 pub struct StackDistance<P: Copy + Default = ()> {
-    map: KeyMap<Entry<P>>,
+    map: KeyTable<P>,
     /// One bit per slot: set when the slot is some key's last use.
     marks: Vec<u64>,
     fenwick: Fenwick,
@@ -165,12 +250,12 @@ impl<P: Copy + Default> StackDistance<P> {
     pub fn with_capacity(slots: usize) -> Self {
         let capacity = (slots.clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
         let words = (capacity / 64) as usize;
-        StackDistance { map: KeyMap::default(), marks: vec![0; words], fenwick: Fenwick::zeroed(words), now: 0, capacity, compactions: 0 }
+        StackDistance { map: KeyTable::new(), marks: vec![0; words], fenwick: Fenwick::zeroed(words), now: 0, capacity, compactions: 0 }
     }
 
     /// Number of distinct keys referenced so far.
     pub fn distinct(&self) -> u64 {
-        self.map.len() as u64
+        self.map.len as u64
     }
 
     /// Times the time axis was compacted (for tests and diagnostics).
@@ -187,33 +272,36 @@ impl<P: Copy + Default> StackDistance<P> {
         }
         let now = self.now;
         self.now += 1;
-        let live = self.map.len() as u32;
+        let live = self.map.len as u32;
         let w = (now / 64) as usize;
-        match self.map.entry(key) {
-            hashbrown::hash_map::Entry::Occupied(e) => {
-                let st = e.into_mut();
-                let old = std::mem::replace(&mut st.slot, now);
-                let ow = (old / 64) as usize;
-                let bit = old % 64;
-                // Marks at or before `old`: whole words before its word, then the bits of its word.
-                let upto = self.fenwick.prefix(ow) + (self.marks[ow] & ((2u64 << bit).wrapping_sub(1))).count_ones();
-                // `live` marks exist; those after `old` belong to the keys above it in the stack.
-                let depth = live - upto;
-                self.marks[ow] &= !(1u64 << bit);
-                self.marks[w] |= 1u64 << (now % 64);
-                if ow != w {
-                    self.fenwick.add(ow, -1);
-                    self.fenwick.add(w, 1);
-                }
-                (Some(depth as u64), &mut st.payload)
-            }
-            hashbrown::hash_map::Entry::Vacant(e) => {
-                self.marks[w] |= 1u64 << (now % 64);
-                self.fenwick.add(w, 1);
-                let st = e.insert(Entry { slot: now, payload: P::default() });
-                (None, &mut st.payload)
-            }
+        let (i, inserted) = self.map.find_or_insert(key, now);
+        if inserted {
+            self.marks[w] |= 1u64 << (now % 64);
+            self.fenwick.add(w, 1);
+            return (None, &mut self.map.cells[i].payload);
         }
+        let st = &mut self.map.cells[i];
+        let old = std::mem::replace(&mut st.slot, now);
+        let ow = (old / 64) as usize;
+        let bit = old % 64;
+        // Marks at or before `old`: whole words before its word, then the bits of its word.
+        let upto = self.fenwick.prefix(ow) + (self.marks[ow] & ((2u64 << bit).wrapping_sub(1))).count_ones();
+        // `live` marks exist; those after `old` belong to the keys above it in the stack.
+        let depth = live - upto;
+        self.marks[ow] &= !(1u64 << bit);
+        self.marks[w] |= 1u64 << (now % 64);
+        if ow != w {
+            self.fenwick.add(ow, -1);
+            self.fenwick.add(w, 1);
+        }
+        (Some(depth as u64), &mut st.payload)
+    }
+
+    /// Hints the CPU to bring in the table cell of `key`, which the caller will reference soon
+    /// (a few references ahead), so that the cache miss overlaps other work.
+    #[inline]
+    pub fn prefetch(&self, key: Key) {
+        self.map.prefetch(key);
     }
 
     /// Renumbers the live marks 0..live in stream order and resizes the axis. A key's new slot is
@@ -221,7 +309,7 @@ impl<P: Copy + Default> StackDistance<P> {
     #[cold]
     fn compact(&mut self) {
         self.compactions += 1;
-        let live = self.map.len();
+        let live = self.map.len;
         let mut before: Vec<u32> = Vec::with_capacity(self.marks.len());
         let mut s = 0u32;
         for &word in &self.marks {
@@ -229,7 +317,7 @@ impl<P: Copy + Default> StackDistance<P> {
             s += word.count_ones();
         }
         debug_assert_eq!(s as usize, live);
-        for e in self.map.values_mut() {
+        for e in self.map.entries_mut() {
             let w = (e.slot / 64) as usize;
             e.slot = before[w] + (self.marks[w] & ((1u64 << (e.slot % 64)) - 1)).count_ones();
         }
@@ -250,7 +338,7 @@ impl<P: Copy + Default> StackDistance<P> {
 
     /// Bytes of memory held (map, axis, tree).
     pub fn memory_bytes(&self) -> usize {
-        self.map.capacity() * (std::mem::size_of::<(Key, Entry<P>)>() + 1) + self.marks.capacity() * 8
+        self.map.cells.capacity() * std::mem::size_of::<Entry<P>>() + self.marks.capacity() * 8
             + self.fenwick.tree.capacity() * 4
     }
 }

@@ -270,6 +270,9 @@ impl WorkloadAnalyzer {
     }
 }
 
+/// How many requests ahead the stack entry of a request is prefetched.
+const PREFETCH_DISTANCE: usize = 8;
+
 /// Analyses a whole trace.
 pub fn analyze(reader: &mut dyn TraceReader, config: AnalysisConfig) -> Result<AnalysisReport, Error> {
     let mut a = WorkloadAnalyzer::new(config)?;
@@ -279,7 +282,10 @@ pub fn analyze(reader: &mut dyn TraceReader, config: AnalysisConfig) -> Result<A
         if reader.read_batch(&mut buf, 1 << 14)? == 0 {
             break;
         }
-        for r in &buf {
+        for (i, r) in buf.iter().enumerate() {
+            if let Some(ahead) = buf.get(i + PREFETCH_DISTANCE) {
+                a.probe.prefetch(ahead);
+            }
             a.feed(r);
         }
     }
