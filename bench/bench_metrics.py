@@ -71,7 +71,8 @@ def main() -> int:
 
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    cargo("build", "--release", "-p", "iostack", "--example", "bench_metrics", "-p", "iostack-cli")
+    cargo("build", "--release", "-p", "iostack", "--example", "bench_metrics")
+    cargo("build", "--release", "-p", "iostack-cli")
     exe = iostack_cmd()
     trace = out / f"zipf-{args.requests}-{args.objects}-{args.alpha}-{args.seed}.bin"
     zipf_trace(exe, trace, args.requests, args.objects, args.alpha, args.seed)

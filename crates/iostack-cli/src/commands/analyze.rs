@@ -249,8 +249,9 @@ pub fn table(r: &AnalysisReport) -> String {
     );
     let _ = writeln!(s);
     let _ = writeln!(s, "locality (Fox, Lojpur and Wang)    mean     median");
-    let _ = writeln!(s, "  stack affinity (temporal)        {:<8} {}", num(r.stack_affinity.mean.map(|v| (v * 1e4).round() / 1e4)), num(r.stack_affinity.median.map(|v| (v * 1e4).round() / 1e4)));
-    let _ = writeln!(s, "  block affinity (spatial)         {:<8} {}", num(r.block_affinity.mean.map(|v| (v * 1e4).round() / 1e4)), num(r.block_affinity.median.map(|v| (v * 1e4).round() / 1e4)));
+    let aff = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
+    let _ = writeln!(s, "  stack affinity (temporal)        {:<8} {}", aff(r.stack_affinity.mean), aff(r.stack_affinity.median));
+    let _ = writeln!(s, "  block affinity (spatial)         {:<8} {}", aff(r.block_affinity.mean), aff(r.block_affinity.median));
     let _ = writeln!(s, "  stack distance                   {:<8} {}", num(l.stack_distance.mean), num(l.stack_distance.median));
     let _ = writeln!(s, "  block distance                   {:<8} {}", num(l.block_distance.mean), num(l.block_distance.median));
     let _ = writeln!(s, "  reuse distance                   {:<8} {}", num(l.reuse_distance.mean), num(l.reuse_distance.median));
