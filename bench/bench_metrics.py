@@ -96,12 +96,16 @@ def main() -> int:
     sim_s = 0.0
     sim_status = "ran"
     for c in sizes:
-        s, dt = timed_run([*exe, "sim", str(trace), "--policy", "lru", "--cache", str(c), "--mode", "object", "--unit-size"])
+        s, dt = timed_run([*exe, "sim", str(trace), "--policy", "lru", "--cache", str(c), "--mode", "object", "--unit-size", "--json"])
         if s.returncode != 0:
             sim_status = f"not available in this build: {s.stderr.strip().splitlines()[-1] if s.stderr.strip() else s.returncode}"
             sim_s = None
             break
         sim_s += dt
+        sim_ratio = json.loads(s.stdout)[0]["miss_ratio"]
+        if sim_ratio != mrc[c]:
+            print(f"MISMATCH at cache size {c}: iostack sim {sim_ratio}, analyze MRC {mrc[c]}", file=sys.stderr)
+            return 1
 
     result = {
         "trace": {"requests": lib["requests"], "distinct": lib["distinct"], "alpha": args.alpha},
@@ -116,6 +120,7 @@ def main() -> int:
         "cli_analyze_s": analyze_s,
         "cli_sim_8_sizes_s": sim_s,
         "cli_sim_status": sim_status,
+        "cli_mrc_equals_sim": sim_s is not None,
         "sizes": sizes,
         "mrc": mrc,
     }
