@@ -297,6 +297,24 @@ mod tests {
     }
 
     #[test]
+    fn time_intervals() {
+        let mut s = Series::new(IntervalSpec::Time(5_000_000_000));
+        // Trace clock starting at 100 s; one request per second, one going back in time.
+        for (i, t) in [100u64, 101, 102, 103, 104, 105, 103, 107, 110, 111].into_iter().enumerate() {
+            s.begin_request(t * 1_000_000_000);
+            s.reference(Some(1.0), 0.5, if i % 2 == 0 { 0 } else { 1 });
+        }
+        let r = s.report(FirstReference::Exclude, 0);
+        assert_eq!(r.unit, "ns");
+        let starts: Vec<u64> = r.points.iter().map(|p| p.start / 1_000_000_000).collect();
+        assert_eq!(starts, vec![100, 105, 110]);
+        let counts: Vec<u64> = r.points.iter().map(|p| p.requests).collect();
+        // The request stamped 103 after 105 counts as no time passing (still in [105, 110)).
+        assert_eq!(counts, vec![5, 3, 2]);
+        assert!(r.points.iter().all(|p| p.stack_affinity == Some(1.0) && p.block_affinity == Some(0.5)));
+    }
+
+    #[test]
     fn parse() {
         assert_eq!(IntervalSpec::parse("--interval", "auto").unwrap(), IntervalSpec::Auto);
         assert_eq!(IntervalSpec::parse("--interval", "1000req").unwrap(), IntervalSpec::Requests(1000));

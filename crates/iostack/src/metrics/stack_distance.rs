@@ -389,6 +389,15 @@ mod tests {
         assert_eq!(sd.distinct(), keys.iter().collect::<std::collections::HashSet<_>>().len() as u64);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn any_stream_matches_the_definition(keys in proptest::collection::vec(0u64..40, 0..400)) {
+            let mut sd: StackDistance = StackDistance::new();
+            let got: Vec<Option<u64>> = keys.iter().map(|&k| sd.access(k).0).collect();
+            proptest::prop_assert_eq!(got, naive(&keys));
+        }
+    }
+
     #[test]
     fn payload_follows_the_key() {
         let mut sd: StackDistance<u64> = StackDistance::new();
