@@ -100,3 +100,23 @@ def test_errors_are_value_errors(tmp_path):
         iostack.analyze(bad, page_size="0")
     a = iostack.analyze(bad, skip_invalid=True)
     assert a.summary["skipped_invalid"][0] == 1
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        ("traces", "cloudphysics", "cloudPhysicsIO.vscsi"),
+        ("traces", "msr_cambridge", "msr-cambridge1-sample.csv"),
+        ("traces", "umass_spc", "wsrch-small.trace"),
+    ],
+)
+def test_mrc_equals_lru_simulation(shared, rel):
+    path = shared(*rel)
+    sizes = [1, 10, 100, 1000, 5000, 20000]
+    a = iostack.analyze(path, mode="object", mrc_sizes=sizes)
+    sim = iostack.simulate(path, policy="lru", cache_size=sizes, mode="object", unit_size=True)
+    assert list(a.mrc["miss_ratio"]) == list(sim["miss_ratio"])
+    b = iostack.analyze(path, mode="block", page_size=4096, mrc_sizes=sizes)
+    sim = iostack.simulate(path, policy="lru", cache_size=sizes, mode="block", page_size=4096)
+    assert list(b.mrc["miss_ratio"]) == list(sim["block_miss_ratio"])
+    assert list(b.mrc["request_miss_ratio"]) == list(sim["miss_ratio"])
