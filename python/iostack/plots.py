@@ -90,8 +90,13 @@ def plot_distances(a: Analysis, path: pathlib.Path, title: str = "") -> pathlib.
     loc = a.report["locality"]
     for ax, kind in zip(axes, kinds):
         d = h[h["distance"] == kind]
-        labels = [str(lo) if hi == lo + 1 else f"{lo}" for lo, hi in zip(d["lo"], d["hi"])]
-        counts = list(d["count"])
+        by_lo = dict(zip(d["lo"], d["count"]))
+        # Every log2 bucket from 0 to the largest one, empty ones included, so that the x axis
+        # is a true log scale: bucket 0 holds distance 0, bucket k >= 1 holds [2^(k-1), 2^k).
+        top = max((int(lo).bit_length() for lo in by_lo), default=0)
+        los = [0] + [1 << (k - 1) for k in range(1, top + 1)]
+        labels = [str(lo) for lo in los]
+        counts = [by_lo.get(lo, 0) for lo in los]
         first = loc[kind]["first_references"]
         if first:
             labels.append("first")
@@ -100,8 +105,11 @@ def plot_distances(a: Analysis, path: pathlib.Path, title: str = "") -> pathlib.
         if first:
             ax.patches[-1].set_color("C3")
         step = max(1, len(labels) // 8)
-        ax.set_xticks(range(0, len(labels), step))
-        ax.set_xticklabels(labels[::step], rotation=45, ha="right", fontsize=7)
+        ticks = list(range(0, len(labels), step))
+        if first and ticks[-1] != len(labels) - 1:
+            ticks.append(len(labels) - 1)
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([labels[i] for i in ticks], rotation=45, ha="right", fontsize=7)
         ax.set_title(kind.replace("_", " "))
         ax.set_xlabel("log2 bucket (lower bound)")
     axes[0].set_ylabel("references")

@@ -46,7 +46,7 @@ pub struct Args {
     /// fixed Max, or `exclude` to leave first references out.
     #[arg(long, default_value = "distinct")]
     pub first_reference: String,
-    /// Intervals of the series over time: `auto`, a duration (`10s`, `1h`) or `N` requests
+    /// Intervals of the series over time: `auto`, a duration (`10s`, `3600s`) or `N` requests
     /// (`100000req`).
     #[arg(long, default_value = "auto")]
     pub interval: String,

@@ -41,7 +41,7 @@ pub enum IntervalSpec {
 }
 
 impl IntervalSpec {
-    /// Parses `auto`, a duration (`10s`, `1h`, `500ms`) or a request count (`100000req`).
+    /// Parses `auto`, a duration (`10s`, `3600s`, `500ms`) or a request count (`100000req`).
     pub fn parse(option: &str, text: &str) -> Result<IntervalSpec, crate::ConfigError> {
         let t = text.trim();
         if t == "auto" {
