@@ -27,23 +27,18 @@
 use crate::cache::Key;
 
 /// What the distance of a first reference is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "value")]
 pub enum FirstReference {
     /// Max is the number of distinct keys of the whole stream (the smallest value that satisfies
     /// the paper's "Max >= maximum number of unique files", Section 2.2), applied when the
     /// report is made.
+    #[default]
     Distinct,
     /// A fixed Max.
     Max(u64),
     /// First references are left out of distances and affinities (counted apart).
     Exclude,
-}
-
-impl Default for FirstReference {
-    fn default() -> Self {
-        FirstReference::Distinct
-    }
 }
 
 impl std::str::FromStr for FirstReference {
