@@ -115,3 +115,39 @@ fn gen_errors() {
     let o = iostack(&["gen", "--list"], d.path());
     assert!(o.status.success() && stdout(&o).contains("uniform"));
 }
+
+#[test]
+fn convert_reads_standard_input() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let d = tempfile::tempdir().unwrap();
+    let text = "0,R,4096,8192,1577808000000087\n3,W,0,512,1577808000001087\n";
+    let gz = gzip(text.as_bytes());
+    for input in [text.as_bytes().to_vec(), gz] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_iostack"))
+            .args(["convert", "-", "a.csv"])
+            .current_dir(d.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(&input).unwrap();
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).contains("(alibaba)") && stdout(&o).contains("2 requests"), "{}", stdout(&o));
+        let out = std::fs::read_to_string(d.path().join("a.csv")).unwrap();
+        assert_eq!(out.lines().nth(2), Some("1000000,0,W,0,512,3,,,"));
+    }
+}
+
+/// Gzip of `data` through the system's gzip (skips compression when it is missing).
+fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let Ok(mut child) = Command::new("gzip").arg("-c").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn() else {
+        return data.to_vec();
+    };
+    child.stdin.take().unwrap().write_all(data).unwrap();
+    child.wait_with_output().unwrap().stdout
+}

@@ -1,3 +1,4 @@
+pub mod devices;
 pub mod policies;
 pub mod sim;
 pub mod analyze;

@@ -41,19 +41,36 @@ use source::Source;
 ///
 /// `format` is the trace's format; `None` detects it from the content and the file name (see
 /// [`format`] for the rules) and fails with a message asking for `--format` when they do not
-/// decide. Compressed files (zstd, xz, gzip, bzip2) are decompressed on the fly, recognised by
-/// their magic bytes.
+/// decide (a `csv_mapping` in `options` implies generic CSV). Compressed files (zstd, xz, gzip,
+/// bzip2) are decompressed on the fly, recognised by their magic bytes. The path `-` is the
+/// standard input.
 pub fn open(path: &Path, format: Option<Format>, options: &ReaderOptions) -> Result<Box<dyn TraceReader>, TraceError> {
+    open_with_format(path, format, options).map(|(r, _)| r)
+}
+
+/// Like [`open`], also returning the format used (the detected one when `format` is `None`).
+/// The path `-` is the standard input.
+pub fn open_with_format(
+    path: &Path,
+    format: Option<Format>,
+    options: &ReaderOptions,
+) -> Result<(Box<dyn TraceReader>, Format), TraceError> {
     let mut source = Source::open(path)?;
     let detected = match format {
         Some(f) => format::Detected::Format(f),
+        // A column mapping only makes sense for generic CSV.
+        None if options.csv_mapping.is_some() => format::Detected::Format(Format::GenericCsv),
         None => {
             let len = source.known_len();
             let head = source.peek(64 * 1024)?;
             format::detect(path, head, len)?
         }
     };
-    open_source(source, detected, options)
+    let format = match detected {
+        format::Detected::Format(f) => f,
+        format::Detected::CloudPhysicsCsv => Format::GenericCsv,
+    };
+    Ok((open_source(source, detected, options)?, format))
 }
 
 /// The format [`open`] would use for `path` without `--format`.

@@ -175,14 +175,17 @@ pub fn parse_f64(s: &[u8]) -> Option<f64> {
 /// exceed `out.len()`; the extra fields are not stored).
 #[inline]
 pub fn split_delim<'a>(line: &'a [u8], delim: u8, out: &mut [&'a [u8]]) -> usize {
+    // A plain loop: trace lines are short, shorter than a vectorised search needs to pay off.
     let mut n = 0;
     let mut start = 0;
-    for i in memchr::memchr_iter(delim, line) {
-        if n < out.len() {
-            out[n] = &line[start..i];
+    for (i, &c) in line.iter().enumerate() {
+        if c == delim {
+            if n < out.len() {
+                out[n] = &line[start..i];
+            }
+            n += 1;
+            start = i + 1;
         }
-        n += 1;
-        start = i + 1;
     }
     if n < out.len() {
         out[n] = &line[start..];
@@ -305,6 +308,8 @@ impl<P: LineParser> TextReader<P> {
                 return Ok(None);
             };
             self.line_no += 1;
+            // A UTF-8 byte-order mark, as some Windows tools write, is not part of the header.
+            let line = if self.line_no == 1 { line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line) } else { line };
             let first = line.iter().position(|&c| c != b' ' && c != b'\t');
             let Some(first) = first else { continue };
             if line[first] == b'#' {

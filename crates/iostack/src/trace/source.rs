@@ -63,6 +63,25 @@ impl Compression {
     }
 }
 
+/// Reads up to 6 bytes (enough for every compression magic).
+fn read_head(r: &mut impl Read, path: &Path) -> Result<([u8; 6], usize), TraceError> {
+    let mut head = [0u8; 6];
+    let mut got = 0;
+    while got < head.len() {
+        match r.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(TraceError::io(path, &e)),
+        }
+    }
+    Ok((head, got))
+}
+
+/// Longest line a text reader accepts; longer means the file is not text (and would otherwise
+/// grow the buffer without bound).
+const MAX_LINE: usize = 16 << 20;
+
 /// Size of the decode buffer of a compressed stream; lines longer than this grow it.
 const STREAM_BUFFER: usize = 1 << 20;
 
@@ -102,28 +121,19 @@ pub struct Source {
 
 impl Source {
     /// Opens `path`, decompressing transparently.
+    /// `-` is the standard input (streamed; its format is detected from the content only).
     pub fn open(path: &Path) -> Result<Source, TraceError> {
-        let mut file = File::open(path).map_err(|e| TraceError::io(path, &e))?;
-        let mut head = [0u8; 6];
-        let mut got = 0;
-        while got < head.len() {
-            match file.read(&mut head[got..]) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(TraceError::io(path, &e)),
-            }
+        if path == Path::new("-") {
+            let mut stdin = io::stdin();
+            let (head, got) = read_head(&mut stdin, path)?;
+            return Source::streamed(path, Box::new(io::Cursor::new(head[..got].to_vec()).chain(stdin)), &head[..got], None);
         }
+        let mut file = File::open(path).map_err(|e| TraceError::io(path, &e))?;
+        let (head, got) = read_head(&mut file, path)?;
         let compression = Compression::from_magic(&head[..got]);
         let path_buf = path.to_path_buf();
-        if compression == Compression::None {
-            let len = file.metadata().map_err(|e| TraceError::io(path, &e))?.len();
-            if len == 0 || !file.metadata().map(|m| m.is_file()).unwrap_or(false) {
-                // Empty files cannot be mapped portably; pipes and devices cannot be mapped at all.
-                drop(file);
-                let file = File::open(path).map_err(|e| TraceError::io(path, &e))?;
-                return Ok(Source::stream(path_buf, Compression::None, Box::new(file)));
-            }
+        let meta = file.metadata().map_err(|e| TraceError::io(path, &e))?;
+        if compression == Compression::None && meta.is_file() && meta.len() > 0 {
             // SAFETY: the map is read-only. A trace modified by another process while it is read
             // gives wrong requests, not memory unsafety in the parsers (they bounds-check every
             // access); this is the usual contract of mapped input files.
@@ -138,24 +148,36 @@ impl Source {
                 eof: true,
                 path: path_buf,
                 compression,
-                known_len: Some(len),
+                known_len: Some(meta.len()),
             });
         }
-        drop(file);
-        let file = io::BufReader::with_capacity(1 << 16, File::open(path).map_err(|e| TraceError::io(path, &e))?);
+        // Streams: the bytes already read for the magic go first, so pipes work too.
+        let known = if meta.is_file() { Some(meta.len()) } else { None };
+        Source::streamed(path, Box::new(io::Cursor::new(head[..got].to_vec()).chain(file)), &head[..got], known)
+    }
+
+    /// A source decoding `raw` (which starts with `head`), uncompressed length `known` if known.
+    fn streamed(path: &Path, raw: Box<dyn Read + Send>, head: &[u8], known: Option<u64>) -> Result<Source, TraceError> {
+        let compression = Compression::from_magic(head);
+        let buffered = io::BufReader::with_capacity(1 << 16, raw);
         let decoder: Box<dyn Read + Send> = match compression {
+            // Empty files (which cannot be mapped portably), pipes and devices.
+            Compression::None => Box::new(buffered),
             Compression::Zstd => {
-                let mut d = zstd::stream::read::Decoder::with_buffer(file).map_err(|e| TraceError::io(path, &e))?;
+                let mut d = zstd::stream::read::Decoder::with_buffer(buffered).map_err(|e| TraceError::io(path, &e))?;
                 // Large-window frames (zstd --long) need a larger limit than the default.
                 let _ = d.window_log_max(31);
                 Box::new(d)
             }
-            Compression::Xz => Box::new(xz2::read::XzDecoder::new_multi_decoder(file)),
-            Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(file)),
-            Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(file)),
-            Compression::None => unreachable!("handled above"),
+            Compression::Xz => Box::new(xz2::read::XzDecoder::new_multi_decoder(buffered)),
+            Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(buffered)),
+            Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(buffered)),
         };
-        Ok(Source::stream(path_buf, compression, decoder))
+        let mut source = Source::stream(path.to_path_buf(), compression, decoder);
+        if compression == Compression::None {
+            source.known_len = known;
+        }
+        Ok(source)
     }
 
     fn stream(path: PathBuf, compression: Compression, decoder: Box<dyn Read + Send>) -> Source {
@@ -251,6 +273,11 @@ impl Source {
         Ok(())
     }
 
+    #[cold]
+    fn long_line(&self) -> TraceError {
+        TraceError::file(&self.path, format!("a line longer than {} MiB: not a text trace (wrong --format?)", MAX_LINE >> 20))
+    }
+
     /// Up to `n` bytes from the current position, without consuming them (for detection).
     pub fn peek(&mut self, n: usize) -> Result<&[u8], TraceError> {
         self.fill(n)?;
@@ -281,6 +308,11 @@ impl Source {
                 }
                 None => {
                     searched = self.end - self.pos;
+                    if searched > MAX_LINE {
+                        self.eof = true;
+                        self.pos = self.end;
+                        return Err(self.long_line());
+                    }
                     let cap = match &self.data {
                         Data::Stream { buf, .. } => buf.len(),
                         _ => 0,
@@ -291,6 +323,11 @@ impl Source {
                 }
             }
         };
+        if stop - start > MAX_LINE {
+            self.eof = true;
+            self.pos = self.end;
+            return Err(self.long_line());
+        }
         let mut line = &self.buf()[start..stop];
         if let [rest @ .., b'\r'] = line {
             line = rest;
@@ -381,6 +418,38 @@ mod tests {
         std::fs::write(&p, zipped).unwrap();
         let lines = lines_of(Source::open(&p).unwrap());
         assert_eq!(lines, vec![long, b"b".to_vec()]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn pipes_are_streamed() {
+        use std::process::Command;
+        // A FIFO cannot be mapped or reopened; the bytes read for the magic must not be lost.
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("p");
+        let ok = Command::new("mkfifo").arg(&fifo).status().map(|s| s.success()).unwrap_or(false);
+        if !ok {
+            return;
+        }
+        let f2 = fifo.clone();
+        let writer = std::thread::spawn(move || std::fs::write(&f2, b"abcdefgh\n12\n").unwrap());
+        let lines = lines_of(Source::open(&fifo).unwrap());
+        writer.join().unwrap();
+        assert_eq!(lines, vec![b"abcdefgh".to_vec(), b"12".to_vec()]);
+    }
+
+    #[test]
+    fn endless_lines_are_refused() {
+        let zipped = zstd::encode_all(&vec![b'x'; MAX_LINE + 10][..], 1).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("l.zst");
+        std::fs::write(&p, zipped).unwrap();
+        let mut s = Source::open(&p).unwrap();
+        match s.next_line() {
+            Err(e) => assert!(e.to_string().contains("not a text trace"), "{e}"),
+            Ok(l) => panic!("a {}-byte line was accepted", l.map_or(0, |l| l.len())),
+        }
+        assert!(s.next_line().unwrap().is_none());
     }
 
     #[test]

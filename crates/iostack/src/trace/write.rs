@@ -325,8 +325,8 @@ pub fn write_atomic(reader: &mut dyn TraceReader, output: &Path, format: Format)
     result
 }
 
-/// Converts `input` (format detected when `None`) into `output` (format from its name when
-/// `None`). Refuses to write over the input.
+/// Converts `input` (format detected when `None`; `-` is the standard input) into `output`
+/// (format from its name when `None`). Refuses to write over the input.
 pub fn convert(
     input: &Path,
     input_format: Option<Format>,
@@ -338,11 +338,7 @@ pub fn convert(
         return Err(ConfigError::new("OUTPUT", format!("`{}` is the input; write the conversion to another file", output.display())).into());
     }
     let out_format = output_format(output, output_format_)?;
-    let in_format = match input_format {
-        Some(f) => f,
-        None => super::detect_format(input)?,
-    };
-    let mut reader = super::open(input, Some(in_format), options)?;
+    let (mut reader, in_format) = super::open_with_format(input, input_format, options)?;
     let requests = write_atomic(&mut *reader, output, out_format)?;
     Ok(ConvertStats { input_format: in_format, output_format: out_format, requests, skipped: reader.skipped() })
 }
