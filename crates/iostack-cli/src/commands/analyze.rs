@@ -21,7 +21,8 @@ use crate::Output;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Trace file (format detected from name and content unless --format is given).
+    /// Trace file, or `-` for standard input (format detected from name and content unless
+    /// --format is given; compressed files are read transparently).
     pub trace: PathBuf,
     /// Trace format (see `iostack formats`); detected when absent.
     #[arg(long)]
