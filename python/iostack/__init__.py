@@ -9,5 +9,6 @@ plots and reports on top.
 
 from iostack._core import __version__
 from iostack._sim import policies, read_trace, simulate
+from iostack.analysis import Analysis, analyze
 
-__all__ = ["__version__", "policies", "read_trace", "simulate"]
+__all__ = ["__version__", "policies", "read_trace", "simulate", "analyze", "Analysis"]

@@ -10,6 +10,8 @@ mod commands;
 pub mod output;
 
 pub use output::Output;
+pub use commands::analyze::capture as analyze_capture;
+pub use commands::analyze::report_from_argv as analyze_report_from_argv;
 
 #[derive(Parser, Debug)]
 #[command(name = "iostack", version, about = "Simulate and measure the storage I/O stack", long_about = None)]
@@ -24,6 +26,8 @@ enum Command {
     Sim(commands::sim::Args),
     /// List the replacement policies.
     Policies(commands::policies::Args),
+    /// Characterise a trace: footprint, mix, sizes, runs, distances, affinities, LRU MRC.
+    Analyze(commands::analyze::Args),
     /// List the trace formats iostack reads and writes.
     Formats(commands::formats::Args),
     /// Convert a trace to another format (csv, bin, oracle-general).
@@ -53,6 +57,7 @@ where
     let result = match cli.command {
         Command::Sim(a) => commands::sim::run(a, &out),
         Command::Policies(a) => commands::policies::run(a, &out),
+        Command::Analyze(a) => commands::analyze::run(a, &out),
         Command::Formats(a) => commands::formats::run(a, &out),
         Command::Convert(a) => commands::convert::run(a, &out),
         Command::Gen(a) => commands::gen::run(a, &out),

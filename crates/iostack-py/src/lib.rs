@@ -17,6 +17,8 @@ use iostack::error::{Error, TraceError};
 use iostack::trace::{read_all, Format, Op, ReaderOptions, Request};
 use iostack::units::Size;
 
+mod analyze;
+
 /// Runs the `iostack` command line with `argv` (program name first); returns the exit code.
 #[pyfunction]
 fn main(py: Python<'_>, argv: Vec<String>) -> i32 {
@@ -230,5 +232,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_trace, m)?)?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    analyze::register(m)?;
     Ok(())
 }

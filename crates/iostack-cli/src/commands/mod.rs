@@ -1,6 +1,7 @@
 pub mod devices;
 pub mod policies;
 pub mod sim;
+pub mod analyze;
 pub mod convert;
 pub mod formats;
 pub mod gen;
