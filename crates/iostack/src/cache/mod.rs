@@ -18,6 +18,7 @@ pub mod list;
 mod params;
 
 pub mod lru;
+pub mod dulo;
 
 pub use params::{Params, PolicySpec};
 
@@ -167,7 +168,11 @@ pub struct PolicyInfo {
 }
 
 /// Every policy iostack has.
-pub static POLICIES: &[PolicyInfo] = &[lru::INFO];
+pub static POLICIES: &[PolicyInfo] = &[
+    lru::INFO,
+    dulo::INFO,
+    dulo::linux::INFO,
+];
 
 /// Looks a policy up by name or alias (case-insensitive).
 pub fn find_info(name: &str) -> Option<&'static PolicyInfo> {
