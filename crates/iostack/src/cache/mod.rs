@@ -19,6 +19,8 @@ mod params;
 
 pub mod lru;
 pub mod dulo;
+pub mod streamlru;
+pub mod splitlru;
 
 pub use params::{Params, PolicySpec};
 
@@ -172,6 +174,9 @@ pub static POLICIES: &[PolicyInfo] = &[
     lru::INFO,
     dulo::INFO,
     dulo::linux::INFO,
+    streamlru::INFO,
+    splitlru::INFO,
+    splitlru::INFO_23,
 ];
 
 /// Looks a policy up by name or alias (case-insensitive).
