@@ -24,6 +24,7 @@ pub mod device;
 pub mod engine;
 pub mod error;
 pub mod metrics;
+pub mod repro;
 pub mod trace;
 #[doc(hidden)]
 pub mod testing;

@@ -59,7 +59,11 @@ struct Block {
     up: bool,
     /// Length of the prefetch window the block came with (0: demand).
     window: u32,
+    /// Prefetch set it came with (NO_SET: demand).
+    set: u32,
 }
+
+const NO_SET: u32 = u32::MAX;
 
 pub struct SplitLru {
     capacity: u64,
@@ -71,6 +75,8 @@ pub struct SplitLru {
     up: List,
     down: List,
     up_size: u64,
+    /// The prefetch set being inserted (its Down blocks stay at the MRU end of Down).
+    current_set: u32,
     /// Hits that found their block in Up and in Down (Section 5 suggests comparing them to size
     /// the queues).
     pub up_hits: u64,
@@ -90,6 +96,7 @@ impl SplitLru {
             up: List::new(),
             down: List::new(),
             up_size: 0,
+            current_set: NO_SET,
             up_hits: 0,
             down_hits: 0,
         }
@@ -130,12 +137,32 @@ impl SplitLru {
         }
     }
 
-    /// Blocks falling off the LRU end of Up enter the MRU end of Down.
+    /// Blocks falling off the LRU end of Up enter the MRU end of Down (done when a block is
+    /// inserted).
+    ///
+    /// The later half of the set being inserted belongs at the very MRU end of Down, above what
+    /// its first half pushes out of Up (Section 3.1: the Up block spilled by 3a enters Down, "and
+    /// then the second block from stream 3, 3b, is inserted"), whatever order the prefetcher
+    /// hands the set's blocks over in; so a spilled block goes just below the current set's
+    /// blocks at the head of Down.
     fn spill(&mut self) {
         while self.up_size > self.up_max {
             let s = self.up.tail().expect("up_size > 0");
             self.unlink(s);
-            self.push(s, false);
+            let mut below = None;
+            let mut cur = self.down.head();
+            while let Some(c) = cur {
+                if self.current_set == NO_SET || self.slab.get(c).set != self.current_set {
+                    break;
+                }
+                below = Some(c);
+                cur = self.slab.next(c);
+            }
+            self.slab.get_mut(s).up = false;
+            match below {
+                Some(at) => self.slab.insert_after(&mut self.down, at, s),
+                None => self.slab.push_head(&mut self.down, s),
+            }
         }
     }
 
@@ -187,16 +214,19 @@ impl Policy for SplitLru {
         }
         self.unlink(s);
         self.push(s, true);
-        self.spill();
+        // Up is trimmed at the next insertion, not here: in the prefetch-cache model the hit
+        // block leaves the cache right after this, and must not push another block down (in
+        // Table 3 the hit on 1a leaves 2a in Up).
         true
     }
 
     fn insert(&mut self, a: &Access) {
-        let (up, window) = match a.origin {
-            Origin::Demand => (true, 0),
-            Origin::Prefetch { index, len, .. } => (Self::first_half(index as u64, len as u64), len),
+        let (up, window, set) = match a.origin {
+            Origin::Demand => (true, 0, NO_SET),
+            Origin::Prefetch { index, len, set } => (Self::first_half(index as u64, len as u64), len, set),
         };
-        let s = self.slab.alloc(Block { key: a.key, size: a.size, up, window });
+        self.current_set = set;
+        let s = self.slab.alloc(Block { key: a.key, size: a.size, up, window, set });
         self.map.insert(a.key, s);
         self.occupied += a.size;
         self.push(s, up);
@@ -236,7 +266,7 @@ mod tests {
     use crate::cache::{build, testutil};
 
     fn prefetch(key: Key, index: u32, len: u32) -> Access {
-        Access { key, size: 1, origin: Origin::Prefetch { set: 0, index, len }, ..Default::default() }
+        Access { key, size: 1, origin: Origin::Prefetch { set: (key / 100) as u32, index, len }, ..Default::default() }
     }
 
     #[test]
@@ -258,8 +288,13 @@ mod tests {
         // A hit on 200: the new window ahead is 201-204, so 201 and 202 (its first half) go to
         // Up's MRU end and 203 to Down's; 200 itself goes on top and 101 spills into Down.
         assert!(p.find(&Access::unit(200, 0)));
+        assert_eq!(p.up_keys(), vec![200, 201, 202, 300, 101]);
+        assert_eq!(p.down_keys(), vec![203, 100, 103]);
+        // The next insertion trims Up to its size.
+        p.evict(&Access::default());
+        p.insert(&prefetch(400, 1, 2));
         assert_eq!(p.up_keys(), vec![200, 201, 202, 300]);
-        assert_eq!(p.down_keys(), vec![101, 203, 100, 103]);
+        assert_eq!(p.down_keys(), vec![101, 400, 203, 100]);
     }
 
     #[test]

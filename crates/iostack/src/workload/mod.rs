@@ -1,1 +1,3 @@
 //! Seeded generators of synthetic workloads.
+
+pub mod spc2;
