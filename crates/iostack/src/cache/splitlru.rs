@@ -294,7 +294,7 @@ mod tests {
         p.evict(&Access::default());
         p.insert(&prefetch(400, 1, 2));
         assert_eq!(p.up_keys(), vec![200, 201, 202, 300]);
-        assert_eq!(p.down_keys(), vec![101, 400, 203, 100]);
+        assert_eq!(p.down_keys(), vec![400, 101, 203, 100], "the set being inserted stays on top of Down");
     }
 
     #[test]
