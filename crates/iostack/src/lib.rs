@@ -24,6 +24,7 @@ pub mod device;
 pub mod engine;
 pub mod error;
 pub mod metrics;
+pub mod prefetch;
 pub mod trace;
 #[doc(hidden)]
 pub mod testing;

@@ -20,6 +20,7 @@ pub mod none;
 pub mod obl;
 pub mod pa;
 pub mod pm;
+pub mod readahead;
 
 /// The file a demand access belongs to, as the prefetcher sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
