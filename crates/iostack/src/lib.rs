@@ -25,6 +25,7 @@ pub mod engine;
 pub mod error;
 pub mod metrics;
 pub mod repro;
+pub mod prefetch;
 pub mod trace;
 #[doc(hidden)]
 pub mod testing;

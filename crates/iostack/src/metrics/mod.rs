@@ -1,1 +1,29 @@
 //! Counters and locality metrics.
+//!
+//! Locality metrics follow Fox, Lojpur and Wang, "Quantifying temporal and spatial localities in
+//! storage workloads and transformations by data path components" (papers/004): stack distance
+//! and block distance (Section 2), stack and block affinity (Section 3), measured by passive
+//! probes at each boundary of the data path (Section 4).
+//!
+//! - [`stack_distance`]: LRU stack depth per reference in O(log n).
+//! - [`block_distance`]: distance from the previous reference on the same device.
+//! - [`affinity`]: `1 / log10(10 + d)`, and distance distributions (mean, median, histograms).
+//! - [`series`]: affinities and working set per time or request interval.
+//! - [`mrc`]: the LRU miss-ratio curve of every size from the stack-distance histogram.
+//! - [`probe`]: [`LocalityProbe`], the observer the engines place at each boundary.
+//! - [`workload`]: whole-trace characterisation behind `iostack analyze`.
+
+pub mod affinity;
+pub mod block_distance;
+pub mod mrc;
+pub mod probe;
+pub mod series;
+pub mod stack_distance;
+pub mod workload;
+
+pub use affinity::{affinity, Affinity, DistanceDistribution, DistanceSummary};
+pub use mrc::{MissRatioCurve, MrcPoint};
+pub use probe::{Granularity, LocalityProbe, LocalityReport, ProbeConfig, RequestLocality};
+pub use series::{IntervalSpec, SeriesReport};
+pub use stack_distance::{FirstReference, StackDistance};
+pub use workload::{analyze, AnalysisConfig, AnalysisReport, WorkloadAnalyzer};

@@ -13,6 +13,80 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Location, TraceError};
 
+pub mod csv;
+pub mod format;
+pub mod lis;
+pub mod oracle;
+pub mod parse;
+pub mod plain;
+pub mod source;
+pub mod vscsi;
+
+pub use format::{Format, FormatInfo, FORMATS};
+use parse::{RecordReader, TextReader};
+use source::Source;
+
+/// Opens a trace for streaming.
+///
+/// `format` is the trace's format; `None` detects it from the content and the file name (see
+/// [`format`] for the rules) and fails with a message asking for `--format` when they do not
+/// decide. Compressed files (zstd, xz, gzip, bzip2) are decompressed on the fly, recognised by
+/// their magic bytes.
+pub fn open(path: &Path, format: Option<Format>, options: &ReaderOptions) -> Result<Box<dyn TraceReader>, TraceError> {
+    let mut source = Source::open(path)?;
+    let detected = match format {
+        Some(f) => format::Detected::Format(f),
+        None => {
+            let len = source.known_len();
+            let head = source.peek(64 * 1024)?;
+            format::detect(path, head, len)?
+        }
+    };
+    open_source(source, detected, options)
+}
+
+/// The format [`open`] would use for `path` without `--format`.
+pub fn detect_format(path: &Path) -> Result<Format, TraceError> {
+    let mut source = Source::open(path)?;
+    let len = source.known_len();
+    let head = source.peek(64 * 1024)?;
+    Ok(match format::detect(path, head, len)? {
+        format::Detected::Format(f) => f,
+        format::Detected::CloudPhysicsCsv => Format::GenericCsv,
+    })
+}
+
+fn open_source(mut source: Source, detected: format::Detected, options: &ReaderOptions) -> Result<Box<dyn TraceReader>, TraceError> {
+    let skip = options.skip_invalid;
+    let format = match detected {
+        format::Detected::Format(f) => f,
+        format::Detected::CloudPhysicsCsv => Format::GenericCsv,
+    };
+    Ok(match format {
+        Format::Csv => Box::new(TextReader::new(source, csv::CsvParser::new(), skip)),
+        Format::Plain => Box::new(TextReader::new(source, plain::PlainParser, skip)),
+        Format::Lis => Box::new(TextReader::new(source, lis::LisParser::default(), skip)),
+        Format::OracleGeneral => Box::new(RecordReader::new(source, oracle::OracleGeneral::default(), skip)?),
+        Format::Vscsi => {
+            let version = vscsi::looks_like(source.peek(8 * 40)?);
+            match version {
+                Some(2) => Box::new(RecordReader::new(source, vscsi::VscsiV2::default(), skip)?),
+                Some(_) => Box::new(RecordReader::new(source, vscsi::VscsiV1::default(), skip)?),
+                None if source.peek(1)?.is_empty() => Box::new(RecordReader::new(source, vscsi::VscsiV1::default(), skip)?),
+                None => {
+                    return Err(TraceError::new(
+                        source.path(),
+                        Location::Record(1),
+                        Some("ver"),
+                        "no vscsi version (1 or 2) in the version field of the first records",
+                    ))
+                }
+            }
+        }
+        other => return Err(TraceError::file(source.path(), format!("no reader for format {other} yet"))),
+    })
+}
+
 /// Read or write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

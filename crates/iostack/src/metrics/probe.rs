@@ -1,0 +1,383 @@
+//! A locality probe: a passive observer of the request stream crossing one boundary.
+//!
+//! Fox, Lojpur and Wang measure stack and block affinity "at the data path front end before
+//! going through the file system cache, and at the back end before requests are forwarded to
+//! disk" (Section 4), and read the transformation each component makes from the difference
+//! (Sections 5 and 9). A [`LocalityProbe`] is that measuring point: give it each request that
+//! crosses the boundary (offset, length, time, device) and ask for a [`LocalityReport`] at the
+//! end. It never changes the stream. The timed engine puts one at the front end, after the page
+//! cache, after the scheduler and at the device:
+//!
+//! ```
+//! use iostack::metrics::{LocalityProbe, ProbeConfig, Granularity};
+//! let mut front = LocalityProbe::new(ProbeConfig { granularity: Granularity::Bytes(4096), ..Default::default() });
+//! front.observe(0, 8192, 0, 0);
+//! front.observe(4096, 4096, 1_000, 0);
+//! let report = front.report();
+//! assert_eq!(report.references, 3);
+//! assert_eq!(report.stack_distance.histogram[0].count, 1); // the second 4 KiB block again, on top
+//! ```
+//!
+//! Granularity (Section 3): the stream is analysed in units of 512-byte sectors, 4 KiB blocks,
+//! larger blocks, or whole files. A request covering several units is one reference per unit, in
+//! order (see [`super::block_distance`]); at file granularity a request is one reference to its
+//! file, positioned on the disk at the file's first block (the request's device offset minus its
+//! offset within the file, in 4 KiB blocks), and requests without a file are counted apart.
+//!
+//! Per reference the probe pays one hash lookup and one O(log n) stack-distance query
+//! ([`super::stack_distance`]); memory is proportional to the number of distinct units.
+
+use serde::{Deserialize, Serialize};
+
+use super::affinity::{Affinity, DistanceDistribution, DistanceSummary};
+use super::block_distance::BlockDistance;
+use super::series::{IntervalSpec, Series, SeriesReport};
+use super::stack_distance::{FirstReference, StackDistance};
+use crate::cache::block_key;
+use crate::trace::Request;
+
+/// The unit references are counted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "bytes")]
+pub enum Granularity {
+    /// Units of this many bytes (512: sectors; 4096: blocks; more: larger blocks).
+    Bytes(u64),
+    /// Whole files (requests must carry a [`crate::trace::FileRef`]).
+    File,
+    /// One reference per request, keyed by its start offset whatever its length (the object
+    /// mode of the miss-ratio engine, libCacheSim's view of a block trace); positions for block
+    /// distance in 4 KiB blocks.
+    Object,
+}
+
+impl Default for Granularity {
+    fn default() -> Self {
+        Granularity::Bytes(4096)
+    }
+}
+
+/// Position unit of files at file granularity.
+pub const FILE_POSITION_UNIT: u64 = 4096;
+
+impl Granularity {
+    /// Parses `sector`, `block`, `file`, or a size (`4096`, `64KiB`).
+    pub fn parse(option: &str, text: &str) -> Result<Granularity, crate::ConfigError> {
+        match text.trim() {
+            "sector" => Ok(Granularity::Bytes(512)),
+            "block" | "page" => Ok(Granularity::Bytes(4096)),
+            "file" => Ok(Granularity::File),
+            "object" => Ok(Granularity::Object),
+            t => match crate::units::Size::parse(option, t)? {
+                crate::units::Size::Count(0) | crate::units::Size::Bytes(0) => Err(crate::ConfigError::new(option, "the unit must be at least 1 byte")),
+                crate::units::Size::Count(n) | crate::units::Size::Bytes(n) => Ok(Granularity::Bytes(n)),
+            },
+        }
+    }
+
+    /// A short name for reports: `512B`, `4096B`, `file`.
+    pub fn label(&self) -> String {
+        match self {
+            Granularity::Bytes(n) => format!("{n}B"),
+            Granularity::File => "file".to_string(),
+            Granularity::Object => "object".to_string(),
+        }
+    }
+}
+
+/// How a probe measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ProbeConfig {
+    pub granularity: Granularity,
+    pub first_reference: FirstReference,
+    pub interval: IntervalSpec,
+}
+
+/// Per-key state kept next to the stack entry.
+#[derive(Debug, Clone, Copy, Default)]
+struct KeyInfo {
+    /// Index of the key's previous reference, plus one.
+    last_ref: u64,
+    /// Base interval of the previous reference, plus one ([`Series::reference`]).
+    last_interval: u64,
+}
+
+/// What one request looked like to the probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestLocality {
+    /// References (units) the request made; 0 when it was not counted (no file at file
+    /// granularity).
+    pub references: u64,
+    /// The largest stack distance among them, `None` if any was a first reference. An LRU cache
+    /// of `c` units serves the whole request exactly when this is below `c`.
+    pub max_stack_distance: Option<u64>,
+}
+
+/// Observes a request stream and measures its locality.
+pub struct LocalityProbe {
+    config: ProbeConfig,
+    stack: StackDistance<KeyInfo>,
+    block: BlockDistance,
+    stack_dist: DistanceDistribution,
+    block_dist: DistanceDistribution,
+    reuse_dist: DistanceDistribution,
+    series: Series,
+    requests: u64,
+    references: u64,
+    bytes: u64,
+    without_file: u64,
+}
+
+impl LocalityProbe {
+    pub fn new(config: ProbeConfig) -> LocalityProbe {
+        let config = ProbeConfig { granularity: match config.granularity { Granularity::Bytes(0) => Granularity::Bytes(1), g => g }, ..config };
+        LocalityProbe {
+            config,
+            stack: StackDistance::new(),
+            block: BlockDistance::new(),
+            stack_dist: DistanceDistribution::new(usize::MAX),
+            block_dist: DistanceDistribution::new(1 << 16),
+            reuse_dist: DistanceDistribution::new(1 << 16),
+            series: Series::new(config.interval),
+            requests: 0,
+            references: 0,
+            bytes: 0,
+            without_file: 0,
+        }
+    }
+
+    pub fn config(&self) -> &ProbeConfig {
+        &self.config
+    }
+
+    /// One request crossing the boundary: `length` bytes at byte `offset` of `device`, at
+    /// `time_ns`. At file granularity use [`LocalityProbe::observe_request`], which knows the file.
+    #[inline]
+    pub fn observe(&mut self, offset: u64, length: u64, time_ns: u64, device: u32) -> RequestLocality {
+        let mut r = Request::read(offset, length).at(time_ns);
+        r.device = device;
+        self.observe_request(&r)
+    }
+
+    /// One request crossing the boundary.
+    #[inline]
+    pub fn observe_request(&mut self, r: &Request) -> RequestLocality {
+        let (first, end) = match self.config.granularity {
+            Granularity::Bytes(unit) => r.block_range(unit),
+            Granularity::Object => {
+                self.requests += 1;
+                self.bytes += r.length;
+                self.series.begin_request(r.time_ns);
+                let bd = self.block.access(r.device, r.offset / FILE_POSITION_UNIT);
+                let d = self.reference(r.offset, bd);
+                return RequestLocality { references: 1, max_stack_distance: d };
+            }
+            Granularity::File => match r.file {
+                Some(f) => {
+                    let start = r.offset.saturating_sub(f.offset) / FILE_POSITION_UNIT;
+                    self.requests += 1;
+                    self.bytes += r.length;
+                    self.series.begin_request(r.time_ns);
+                    let bd = self.block.access(r.device, start);
+                    let d = self.reference(f.id, bd);
+                    return RequestLocality { references: 1, max_stack_distance: d };
+                }
+                None => {
+                    self.without_file += 1;
+                    return RequestLocality { references: 0, max_stack_distance: Some(0) };
+                }
+            },
+        };
+        self.requests += 1;
+        self.bytes += r.length;
+        self.series.begin_request(r.time_ns);
+        let mut bd = self.block.access_range(r.device, first, end);
+        let mut max = Some(0u64);
+        for b in first..end {
+            let d = self.reference(block_key(r.device, b), bd);
+            max = match (max, d) {
+                (Some(m), Some(d)) => Some(m.max(d)),
+                _ => None,
+            };
+            bd = 1;
+        }
+        RequestLocality { references: end - first, max_stack_distance: max }
+    }
+
+    #[inline]
+    fn reference(&mut self, key: u64, block_distance: u64) -> Option<u64> {
+        let index = self.references;
+        self.references += 1;
+        let (d, info) = self.stack.access(key);
+        match d {
+            Some(d) => {
+                self.stack_dist.record(d);
+                // References strictly between the two uses.
+                self.reuse_dist.record(index - info.last_ref);
+            }
+            None => {
+                self.stack_dist.record_first();
+                self.reuse_dist.record_first();
+            }
+        }
+        info.last_ref = index + 1;
+        info.last_interval = self.series.reference(d, block_distance, info.last_interval);
+        self.block_dist.record(block_distance);
+        d
+    }
+
+    /// Distinct units referenced so far.
+    pub fn distinct(&self) -> u64 {
+        self.stack.distinct()
+    }
+
+    /// The stack distances so far (for the miss-ratio curve).
+    pub fn stack_distances(&self) -> &DistanceDistribution {
+        &self.stack_dist
+    }
+
+    /// The block distances so far.
+    pub fn block_distances(&self) -> &DistanceDistribution {
+        &self.block_dist
+    }
+
+    /// Bytes of memory the probe holds.
+    pub fn memory_bytes(&self) -> usize {
+        self.stack.memory_bytes() + self.stack_dist.exact_counts().len() * 8
+    }
+
+    /// The locality of the stream seen so far.
+    pub fn report(&self) -> LocalityReport {
+        let distinct = self.distinct();
+        let first = self.config.first_reference;
+        let m = first.max_value(distinct);
+        LocalityReport {
+            granularity: self.config.granularity,
+            first_reference: first,
+            requests: self.requests,
+            references: self.references,
+            bytes: self.bytes,
+            distinct_units: distinct,
+            footprint_bytes: match self.config.granularity {
+                Granularity::Bytes(u) => Some(distinct * u),
+                Granularity::File | Granularity::Object => None,
+            },
+            without_file: self.without_file,
+            stack_affinity: self.stack_dist.affinity(m),
+            // Block distance has no first references: the first is measured from block 0.
+            block_affinity: self.block_dist.affinity(None),
+            stack_distance: self.stack_dist.summary(first, distinct),
+            block_distance: self.block_dist.summary(FirstReference::Exclude, distinct),
+            reuse_distance: self.reuse_dist.summary(FirstReference::Exclude, distinct),
+            series: self.series.report(first, distinct),
+        }
+    }
+}
+
+/// The locality of one request stream (serializable; affinities of an empty stream are `null`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LocalityReport {
+    pub granularity: Granularity,
+    pub first_reference: FirstReference,
+    pub requests: u64,
+    /// References in units of the granularity.
+    pub references: u64,
+    pub bytes: u64,
+    pub distinct_units: u64,
+    /// Distinct units times the unit size (`null` at file granularity).
+    pub footprint_bytes: Option<u64>,
+    /// Requests without a file, not counted at file granularity.
+    pub without_file: u64,
+    pub stack_affinity: Affinity,
+    pub block_affinity: Affinity,
+    pub stack_distance: DistanceSummary,
+    pub block_distance: DistanceSummary,
+    /// References between two uses of the same unit (first references left out).
+    pub reuse_distance: DistanceSummary,
+    pub series: SeriesReport,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks(seq: &[u64]) -> LocalityReport {
+        let mut p = LocalityProbe::new(ProbeConfig { granularity: Granularity::Bytes(1), ..Default::default() });
+        for &b in seq {
+            p.observe(b, 1, 0, 0);
+        }
+        p.report()
+    }
+
+    #[test]
+    fn paper_block_affinity_examples() {
+        // Section 3: 1..5, 1001..1005 "yields a 90% spatial locality"; 1, 50, ..., 450 "61%".
+        let a = blocks(&[1, 2, 3, 4, 5, 1001, 1002, 1003, 1004, 1005]);
+        let m = a.block_affinity.mean.unwrap();
+        assert!((m - 0.90).abs() < 0.005, "{m}");
+        // The paper's mean block distance for this stream is 100.5 (Section 2.1).
+        assert_eq!(a.block_distance.mean, Some(100.5));
+        let mut seq = vec![1];
+        seq.extend((1..10).map(|i| i * 50));
+        let b = blocks(&seq);
+        let m = b.block_affinity.mean.unwrap();
+        assert!((m - 0.60).abs() < 0.01, "{m}");
+        assert_eq!(b.block_distance.mean, Some(45.0));
+    }
+
+    #[test]
+    fn paper_stack_distance_example() {
+        // Files A, B, C, then B (Figure 2.2): B's distance is 1.
+        let mut p = LocalityProbe::new(ProbeConfig { granularity: Granularity::File, first_reference: FirstReference::Exclude, ..Default::default() });
+        for (i, id) in [1u64, 2, 3, 2].into_iter().enumerate() {
+            let mut r = Request::read(id * 1_000_000, 4096).at(i as u64);
+            r.file = Some(crate::trace::FileRef { id, offset: 0, size: None });
+            p.observe_request(&r);
+        }
+        let r = p.report();
+        assert_eq!(r.stack_distance.first_references, 3);
+        assert_eq!(r.stack_distance.median, Some(1.0));
+        assert_eq!(r.stack_affinity.mean, Some(1.0 / 11f64.log10()));
+    }
+
+    #[test]
+    fn empty_stream_has_no_affinity() {
+        let p = LocalityProbe::new(ProbeConfig::default());
+        let r = p.report();
+        assert_eq!(r.stack_affinity.mean, None);
+        assert_eq!(r.block_affinity.median, None);
+        let json = serde_json::to_value(&r).unwrap();
+        assert!(json["stack_affinity"]["mean"].is_null());
+        assert!(json["block_affinity"]["median"].is_null());
+    }
+
+    #[test]
+    fn multi_block_requests_are_one_reference_per_block() {
+        let mut p = LocalityProbe::new(ProbeConfig { first_reference: FirstReference::Exclude, ..Default::default() });
+        let a = p.observe(0, 16384, 0, 0); // blocks 0..4
+        assert_eq!(a, RequestLocality { references: 4, max_stack_distance: None });
+        let b = p.observe(4096, 8192, 1, 0); // blocks 1, 2: depths 2 and 2
+        assert_eq!(b, RequestLocality { references: 2, max_stack_distance: Some(2) });
+        let r = p.report();
+        assert_eq!(r.references, 6);
+        assert_eq!(r.distinct_units, 4);
+        // Block distances: 0 (first at block 0), 1, 1, 1, |1 - 3| = 2, 1.
+        assert_eq!(r.block_distance.mean, Some(6.0 / 6.0));
+    }
+
+    #[test]
+    fn first_reference_options() {
+        let seq = [1u64, 2, 1];
+        let run = |f| {
+            let mut p = LocalityProbe::new(ProbeConfig { granularity: Granularity::Bytes(1), first_reference: f, ..Default::default() });
+            for &b in &seq {
+                p.observe(b, 1, 0, 0);
+            }
+            p.report().stack_affinity.mean.unwrap()
+        };
+        let one = 1.0 / 11f64.log10();
+        assert!((run(FirstReference::Exclude) - one).abs() < 1e-12);
+        let with_max = |m: f64| (2.0 / (10.0 + m).log10() + one) / 3.0;
+        assert!((run(FirstReference::Distinct) - with_max(2.0)).abs() < 1e-12);
+        assert!((run(FirstReference::Max(1000)) - with_max(1000.0)).abs() < 1e-12);
+    }
+}

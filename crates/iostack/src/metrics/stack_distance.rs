@@ -1,0 +1,328 @@
+//! Stack distance: the depth of a referenced key in an LRU stack.
+//!
+//! Definition (Fox, Lojpur and Wang, "Quantifying temporal and spatial localities in storage
+//! workloads", Section 2.2, Figure 2.2): start from an empty stack. A key referenced for the first
+//! time is pushed on top; its distance is infinite or a pre-defined Max, or the reference is left
+//! out (the paper discusses both variants; [`FirstReference`] chooses). A key referenced again has
+//! as its distance its depth in the stack (0 = on top), and is moved to the top. In the paper's
+//! example the stream A, B, C, B gives B the distance 1. Mattson et al. (1970) showed that a
+//! reference hits in an LRU cache of `c` entries exactly when its stack distance is below `c`,
+//! so one histogram of distances gives the miss ratio of every cache size (see [`super::mrc`]).
+//!
+//! Walking a list to find the depth costs O(distance) per reference, which is millions of steps
+//! on real traces. Instead each reference gets a slot on a time axis (slot = position in the
+//! stream), and every key holds a mark at the slot of its last use. The depth of a key is then
+//! the number of marks after its own slot: every key used since then is above it in the stack,
+//! each counted once because only its latest use carries a mark. Marks live in a bitset, and a
+//! Fenwick (binary indexed) tree over the bitset's 64-bit words counts the marks before a word,
+//! so a reference costs one hash lookup, one prefix count (O(log n)) and two point updates.
+//!
+//! The time axis would grow with the stream; when it is full it is compacted: live marks are
+//! renumbered 0..live in order (which keeps every depth), and the axis is resized to twice the
+//! number of live keys. Memory stays proportional to the number of distinct keys, and the
+//! compaction cost is amortised O(1) per reference.
+
+use crate::cache::{Key, KeyMap};
+
+/// What the distance of a first reference is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "value")]
+pub enum FirstReference {
+    /// Max is the number of distinct keys of the whole stream (the smallest value that satisfies
+    /// the paper's "Max >= maximum number of unique files", Section 2.2), applied when the
+    /// report is made.
+    Distinct,
+    /// A fixed Max.
+    Max(u64),
+    /// First references are left out of distances and affinities (counted apart).
+    Exclude,
+}
+
+impl Default for FirstReference {
+    fn default() -> Self {
+        FirstReference::Distinct
+    }
+}
+
+impl std::str::FromStr for FirstReference {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "distinct" => Ok(FirstReference::Distinct),
+            "exclude" => Ok(FirstReference::Exclude),
+            _ => s
+                .parse::<u64>()
+                .map(FirstReference::Max)
+                .map_err(|_| format!("`{s}` is not `distinct`, `exclude` or a number (a fixed Max)")),
+        }
+    }
+}
+
+impl FirstReference {
+    /// The distance a first reference counts as, given the number of distinct keys of the stream;
+    /// `None` when first references are left out.
+    pub fn max_value(self, distinct: u64) -> Option<u64> {
+        match self {
+            FirstReference::Distinct => Some(distinct),
+            FirstReference::Max(m) => Some(m),
+            FirstReference::Exclude => None,
+        }
+    }
+}
+
+/// Fenwick tree of counts over the words of the time-axis bitset.
+struct Fenwick {
+    tree: Vec<u32>,
+}
+
+impl Fenwick {
+    fn zeroed(n: usize) -> Fenwick {
+        Fenwick { tree: vec![0; n + 1] }
+    }
+
+    /// Builds the tree from per-word counts in O(n).
+    fn from_counts(counts: impl Iterator<Item = u32>, n: usize) -> Fenwick {
+        let mut tree = vec![0u32; n + 1];
+        for (i, c) in counts.enumerate() {
+            tree[i + 1] = c;
+        }
+        for i in 1..=n {
+            let j = i + (i & i.wrapping_neg());
+            if j <= n {
+                tree[j] += tree[i];
+            }
+        }
+        Fenwick { tree }
+    }
+
+    #[inline]
+    fn add(&mut self, word: usize, delta: i32) {
+        let mut i = word + 1;
+        let n = self.tree.len();
+        while i < n {
+            // SAFETY of the arithmetic: counts never go below zero (a mark is cleared only once).
+            self.tree[i] = self.tree[i].wrapping_add(delta as u32);
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Sum of the counts of words `0..word`.
+    #[inline]
+    fn prefix(&self, word: usize) -> u32 {
+        let mut i = word;
+        let mut s = 0u32;
+        while i > 0 {
+            s = s.wrapping_add(self.tree[i]);
+            i &= i - 1;
+        }
+        s
+    }
+}
+
+/// Per-key state: the slot of the last use and a caller-defined payload.
+#[derive(Clone, Copy)]
+struct KeyState<P> {
+    slot: u32,
+    payload: P,
+}
+
+/// Computes LRU stack distances in O(log n) per reference.
+///
+/// `P` is a per-key payload the caller may keep next to the stack entry (for instance the
+/// position of the last reference, to get reuse distances), so that one hash lookup serves both.
+pub struct StackDistance<P: Copy + Default = ()> {
+    map: KeyMap<KeyState<P>>,
+    /// Key at each slot (meaningful where the mark bit is set).
+    slot_key: Vec<Key>,
+    /// One bit per slot: set when the slot is some key's last use.
+    marks: Vec<u64>,
+    fenwick: Fenwick,
+    /// Next free slot.
+    now: u32,
+    /// Slots on the axis (a multiple of 64).
+    capacity: u32,
+    compactions: u64,
+}
+
+const MIN_CAPACITY: u32 = 1 << 12;
+
+impl<P: Copy + Default> Default for StackDistance<P> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<P: Copy + Default> StackDistance<P> {
+    pub fn new() -> Self {
+        Self::with_capacity(MIN_CAPACITY as usize)
+    }
+
+    /// An empty stack whose time axis starts with room for `slots` references.
+    pub fn with_capacity(slots: usize) -> Self {
+        let capacity = (slots.clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
+        let words = (capacity / 64) as usize;
+        StackDistance {
+            map: KeyMap::default(),
+            slot_key: vec![0; capacity as usize],
+            marks: vec![0; words],
+            fenwick: Fenwick::zeroed(words),
+            now: 0,
+            capacity,
+            compactions: 0,
+        }
+    }
+
+    /// Number of distinct keys referenced so far.
+    pub fn distinct(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    /// Times the time axis was compacted (for tests and diagnostics).
+    pub fn compactions(&self) -> u64 {
+        self.compactions
+    }
+
+    /// References `key`: returns its stack distance (`None` on a first reference) and its payload
+    /// (default-initialised on a first reference), and moves the key to the top of the stack.
+    #[inline]
+    pub fn access(&mut self, key: Key) -> (Option<u64>, &mut P) {
+        if self.now == self.capacity {
+            self.compact();
+        }
+        let now = self.now;
+        self.now += 1;
+        self.slot_key[now as usize] = key;
+        let w = (now / 64) as usize;
+        self.marks[w] |= 1u64 << (now % 64);
+        self.fenwick.add(w, 1);
+        let live = self.map.len() as u32;
+        match self.map.entry(key) {
+            hashbrown::hash_map::Entry::Occupied(e) => {
+                let st = e.into_mut();
+                let old = st.slot;
+                let ow = (old / 64) as usize;
+                let bit = old % 64;
+                // Marks at or before `old`: prefix of whole words, then the bits of its word.
+                let upto = self.fenwick.prefix(ow) + (self.marks[ow] & ((2u64 << bit).wrapping_sub(1))).count_ones();
+                // `live` marks existed before this reference; those after `old` are the keys above.
+                let depth = live - upto;
+                self.marks[ow] &= !(1u64 << bit);
+                self.fenwick.add(ow, -1);
+                st.slot = now;
+                (Some(depth as u64), &mut st.payload)
+            }
+            hashbrown::hash_map::Entry::Vacant(e) => {
+                let st = e.insert(KeyState { slot: now, payload: P::default() });
+                (None, &mut st.payload)
+            }
+        }
+    }
+
+    /// Renumbers the live marks 0..live in stream order and resizes the axis to twice that.
+    #[cold]
+    fn compact(&mut self) {
+        self.compactions += 1;
+        let live = self.map.len();
+        let new_capacity = ((live * 2).clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
+        let mut new_keys: Vec<Key> = vec![0; new_capacity as usize];
+        let mut next = 0u32;
+        for (w, &word) in self.marks.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let b = bits.trailing_zeros();
+                bits &= bits - 1;
+                let key = self.slot_key[w * 64 + b as usize];
+                new_keys[next as usize] = key;
+                self.map.get_mut(&key).expect("a marked slot belongs to a known key").slot = next;
+                next += 1;
+            }
+        }
+        debug_assert_eq!(next as usize, live);
+        let words = (new_capacity / 64) as usize;
+        let mut marks = vec![0u64; words];
+        for s in 0..next {
+            marks[(s / 64) as usize] |= 1u64 << (s % 64);
+        }
+        self.fenwick = Fenwick::from_counts(marks.iter().map(|w| w.count_ones()), words);
+        self.marks = marks;
+        self.slot_key = new_keys;
+        self.now = next;
+        self.capacity = new_capacity;
+    }
+
+    /// Bytes of memory held (map, axis, tree).
+    pub fn memory_bytes(&self) -> usize {
+        self.map.capacity() * (std::mem::size_of::<(Key, KeyState<P>)>() + 1)
+            + self.slot_key.capacity() * 8
+            + self.marks.capacity() * 8
+            + self.fenwick.tree.capacity() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Distances by walking an explicit LRU stack (the definition).
+    fn naive(keys: &[Key]) -> Vec<Option<u64>> {
+        let mut stack: Vec<Key> = Vec::new();
+        keys.iter()
+            .map(|&k| {
+                let pos = stack.iter().rev().position(|&x| x == k);
+                if let Some(p) = pos {
+                    let idx = stack.len() - 1 - p;
+                    stack.remove(idx);
+                }
+                stack.push(k);
+                pos.map(|p| p as u64)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn paper_figure_2_2() {
+        // Files A, B, C, then B: B is at depth 1 (Section 2.2).
+        let mut sd: StackDistance = StackDistance::new();
+        assert_eq!(sd.access(b'A' as u64).0, None);
+        assert_eq!(sd.access(b'B' as u64).0, None);
+        assert_eq!(sd.access(b'C' as u64).0, None);
+        assert_eq!(sd.access(b'B' as u64).0, Some(1));
+        // Stack is now B, C, A.
+        assert_eq!(sd.access(b'A' as u64).0, Some(2));
+        assert_eq!(sd.access(b'A' as u64).0, Some(0));
+    }
+
+    #[test]
+    fn matches_the_definition_across_compactions() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        // Few distinct keys and a long stream: the axis compacts many times.
+        let keys: Vec<Key> = (0..60_000).map(|i| if i % 7 == 0 { rng.gen_range(0..5000) } else { rng.gen_range(0..300) }).collect();
+        let mut sd: StackDistance = StackDistance::new();
+        let got: Vec<Option<u64>> = keys.iter().map(|&k| sd.access(k).0).collect();
+        assert!(sd.compactions() > 3, "the test must exercise compaction");
+        assert_eq!(got, naive(&keys));
+        assert_eq!(sd.distinct(), keys.iter().collect::<std::collections::HashSet<_>>().len() as u64);
+    }
+
+    #[test]
+    fn payload_follows_the_key() {
+        let mut sd: StackDistance<u64> = StackDistance::new();
+        for i in 0..10_000u64 {
+            let (_, p) = sd.access(i % 10);
+            if i >= 10 {
+                assert_eq!(*p, i - 10);
+            }
+            *p = i;
+        }
+    }
+
+    #[test]
+    fn memory_stays_proportional_to_distinct_keys() {
+        let mut sd: StackDistance = StackDistance::new();
+        for i in 0..1_000_000u64 {
+            sd.access(i % 100);
+        }
+        assert!(sd.memory_bytes() < 1 << 20, "{} bytes for 100 keys", sd.memory_bytes());
+    }
+}

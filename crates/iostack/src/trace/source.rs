@@ -1,0 +1,398 @@
+//! The bytes of a trace file: memory-mapped when the file is stored plain, streamed through a
+//! decoder when it is compressed.
+//!
+//! Compression is recognised by the first bytes of the file (zstd `28 b5 2f fd`, xz
+//! `fd 37 7a 58 5a 00`, gzip `1f 8b`, bzip2 `BZh`), never by the extension alone, so a renamed
+//! file still opens. A plain file is mapped whole (the kernel pages it in as the reader advances,
+//! so memory stays bounded by the page cache, not by the process); a compressed one is decoded
+//! into a buffer that is refilled as the reader consumes it. Readers see one interface either
+//! way: lines ([`Source::next_line`]) for text formats and runs of whole records
+//! ([`Source::records`]) for binary ones, both borrowed from the buffer without copying.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use crate::error::TraceError;
+
+/// How the file is compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Zstd,
+    Xz,
+    Gzip,
+    Bzip2,
+}
+
+impl Compression {
+    /// Recognises a compressed stream by its magic bytes.
+    pub fn from_magic(head: &[u8]) -> Compression {
+        if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Compression::Zstd
+        } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0x00]) {
+            Compression::Xz
+        } else if head.starts_with(&[0x1f, 0x8b]) {
+            Compression::Gzip
+        } else if head.len() >= 4 && head.starts_with(b"BZh") && (b'1'..=b'9').contains(&head[3]) {
+            Compression::Bzip2
+        } else {
+            Compression::None
+        }
+    }
+
+    /// The usual file extension (without the dot), for stripping before name-based detection.
+    pub fn extension(self) -> Option<&'static str> {
+        match self {
+            Compression::None => None,
+            Compression::Zstd => Some("zst"),
+            Compression::Xz => Some("xz"),
+            Compression::Gzip => Some("gz"),
+            Compression::Bzip2 => Some("bz2"),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Zstd => "zstd",
+            Compression::Xz => "xz",
+            Compression::Gzip => "gzip",
+            Compression::Bzip2 => "bzip2",
+        }
+    }
+}
+
+/// Size of the decode buffer of a compressed stream; lines longer than this grow it.
+const STREAM_BUFFER: usize = 1 << 20;
+
+enum Data {
+    /// The whole file, mapped.
+    Mapped(memmap2::Mmap),
+    /// A decoded window of a compressed stream.
+    Stream { buf: Vec<u8>, decoder: Box<dyn Read + Send> },
+    /// An empty file (which cannot be mapped on every platform) or in-memory bytes.
+    Owned(Vec<u8>),
+}
+
+/// What [`Source::records`] found.
+pub enum Records<'a> {
+    /// One or more whole records.
+    Some(&'a [u8]),
+    /// The end of the file, after whole records.
+    End,
+    /// The file ends `len` bytes into a record.
+    Partial(usize),
+}
+
+/// A trace file's bytes, positioned at the next unread byte.
+pub struct Source {
+    data: Data,
+    /// Next unread byte of the buffer.
+    pos: usize,
+    /// End of the valid bytes of the buffer.
+    end: usize,
+    /// No more bytes can be read into the buffer.
+    eof: bool,
+    path: PathBuf,
+    compression: Compression,
+    /// Byte length of the decompressed content, when known without reading it (plain files).
+    known_len: Option<u64>,
+}
+
+impl Source {
+    /// Opens `path`, decompressing transparently.
+    pub fn open(path: &Path) -> Result<Source, TraceError> {
+        let mut file = File::open(path).map_err(|e| TraceError::io(path, &e))?;
+        let mut head = [0u8; 6];
+        let mut got = 0;
+        while got < head.len() {
+            match file.read(&mut head[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(TraceError::io(path, &e)),
+            }
+        }
+        let compression = Compression::from_magic(&head[..got]);
+        let path_buf = path.to_path_buf();
+        if compression == Compression::None {
+            let len = file.metadata().map_err(|e| TraceError::io(path, &e))?.len();
+            if len == 0 || !file.metadata().map(|m| m.is_file()).unwrap_or(false) {
+                // Empty files cannot be mapped portably; pipes and devices cannot be mapped at all.
+                drop(file);
+                let file = File::open(path).map_err(|e| TraceError::io(path, &e))?;
+                return Ok(Source::stream(path_buf, Compression::None, Box::new(file)));
+            }
+            // SAFETY: the map is read-only. A trace modified by another process while it is read
+            // gives wrong requests, not memory unsafety in the parsers (they bounds-check every
+            // access); this is the usual contract of mapped input files.
+            let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| TraceError::io(path, &e))?;
+            #[cfg(unix)]
+            let _ = map.advise(memmap2::Advice::Sequential);
+            let end = map.len();
+            return Ok(Source {
+                data: Data::Mapped(map),
+                pos: 0,
+                end,
+                eof: true,
+                path: path_buf,
+                compression,
+                known_len: Some(len),
+            });
+        }
+        drop(file);
+        let file = io::BufReader::with_capacity(1 << 16, File::open(path).map_err(|e| TraceError::io(path, &e))?);
+        let decoder: Box<dyn Read + Send> = match compression {
+            Compression::Zstd => {
+                let mut d = zstd::stream::read::Decoder::with_buffer(file).map_err(|e| TraceError::io(path, &e))?;
+                // Large-window frames (zstd --long) need a larger limit than the default.
+                let _ = d.window_log_max(31);
+                Box::new(d)
+            }
+            Compression::Xz => Box::new(xz2::read::XzDecoder::new_multi_decoder(file)),
+            Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(file)),
+            Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(file)),
+            Compression::None => unreachable!("handled above"),
+        };
+        Ok(Source::stream(path_buf, compression, decoder))
+    }
+
+    fn stream(path: PathBuf, compression: Compression, decoder: Box<dyn Read + Send>) -> Source {
+        Source {
+            data: Data::Stream { buf: vec![0; STREAM_BUFFER], decoder },
+            pos: 0,
+            end: 0,
+            eof: false,
+            path,
+            compression,
+            known_len: None,
+        }
+    }
+
+    /// A source over bytes already in memory (tests; the path is only used in messages).
+    pub fn from_bytes(path: &Path, bytes: Vec<u8>) -> Source {
+        let end = bytes.len();
+        Source {
+            known_len: Some(end as u64),
+            data: Data::Owned(bytes),
+            pos: 0,
+            end,
+            eof: true,
+            path: path.to_path_buf(),
+            compression: Compression::None,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// Length of the (decompressed) content when known up front: plain files only.
+    pub fn known_len(&self) -> Option<u64> {
+        self.known_len
+    }
+
+    #[inline]
+    fn buf(&self) -> &[u8] {
+        match &self.data {
+            Data::Mapped(m) => m,
+            Data::Stream { buf, .. } => buf,
+            Data::Owned(v) => v,
+        }
+    }
+
+    fn io_err(&self, e: &io::Error) -> TraceError {
+        TraceError::file(&self.path, format!("cannot read ({} stream): {e}", self.compression.name()))
+    }
+
+    /// Reads until at least `want` unread bytes are buffered or the stream ends. Moves unread
+    /// bytes to the front of the buffer and grows it when needed.
+    fn fill(&mut self, want: usize) -> Result<(), TraceError> {
+        if self.eof || self.end - self.pos >= want {
+            return Ok(());
+        }
+        let (pos, end) = (self.pos, self.end);
+        let Data::Stream { buf, decoder } = &mut self.data else { return Ok(()) };
+        if pos > 0 {
+            buf.copy_within(pos..end, 0);
+        }
+        let mut end = end - pos;
+        if buf.len() < want {
+            buf.resize(want.next_power_of_two(), 0);
+        }
+        let mut failure = None;
+        let mut eof = false;
+        while end < want {
+            match decoder.read(&mut buf[end..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        self.pos = 0;
+        self.end = end;
+        self.eof = eof;
+        if let Some(e) = failure {
+            self.eof = true;
+            return Err(self.io_err(&e));
+        }
+        Ok(())
+    }
+
+    /// Up to `n` bytes from the current position, without consuming them (for detection).
+    pub fn peek(&mut self, n: usize) -> Result<&[u8], TraceError> {
+        self.fill(n)?;
+        let end = self.end.min(self.pos + n);
+        Ok(&self.buf()[self.pos..end])
+    }
+
+    /// The next line without its terminator (`\n` or `\r\n`), or `None` at the end.
+    #[inline]
+    pub fn next_line(&mut self) -> Result<Option<&[u8]>, TraceError> {
+        let mut searched = 0;
+        let (start, stop) = loop {
+            let found = memchr::memchr(b'\n', &self.buf()[self.pos + searched..self.end]);
+            match found {
+                Some(i) => {
+                    let start = self.pos;
+                    let nl = start + searched + i;
+                    self.pos = nl + 1;
+                    break (start, nl);
+                }
+                None if self.eof => {
+                    if self.pos == self.end {
+                        return Ok(None);
+                    }
+                    let start = self.pos;
+                    self.pos = self.end;
+                    break (start, self.end);
+                }
+                None => {
+                    searched = self.end - self.pos;
+                    let cap = match &self.data {
+                        Data::Stream { buf, .. } => buf.len(),
+                        _ => 0,
+                    };
+                    // Ask for more than is buffered; double the buffer when a line fills it.
+                    let want = if searched + 1 > cap / 2 { cap * 2 } else { cap };
+                    self.fill(want.max(searched + 1))?;
+                }
+            }
+        };
+        let mut line = &self.buf()[start..stop];
+        if let [rest @ .., b'\r'] = line {
+            line = rest;
+        }
+        Ok(Some(line))
+    }
+
+    /// Whole records of `size` bytes from the current position (at least one unless at the end);
+    /// the caller consumes what it used with [`Source::consume`].
+    #[inline]
+    pub fn records(&mut self, size: usize) -> Result<Records<'_>, TraceError> {
+        if self.end - self.pos < size {
+            let cap = match &self.data {
+                Data::Stream { buf, .. } => buf.len(),
+                _ => 0,
+            };
+            self.fill(cap.max(size))?;
+        }
+        let avail = self.end - self.pos;
+        if avail == 0 {
+            return Ok(Records::End);
+        }
+        if avail < size {
+            return Ok(Records::Partial(avail));
+        }
+        let whole = avail - avail % size;
+        Ok(Records::Some(&self.buf()[self.pos..self.pos + whole]))
+    }
+
+    /// Marks `n` buffered bytes as read.
+    #[inline]
+    pub fn consume(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.end);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn lines_of(mut s: Source) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        while let Some(l) = s.next_line().unwrap() {
+            out.push(l.to_vec());
+        }
+        out
+    }
+
+    #[test]
+    fn lines_across_compressions() {
+        let text: Vec<u8> = (0..100_000).flat_map(|i| format!("{i},x\r\n").into_bytes()).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("t.txt");
+        std::fs::write(&plain, &text).unwrap();
+        let gz = dir.path().join("t.gz");
+        let mut e = flate2::write::GzEncoder::new(File::create(&gz).unwrap(), flate2::Compression::fast());
+        e.write_all(&text).unwrap();
+        e.finish().unwrap();
+        let zst = dir.path().join("t.renamed");
+        std::fs::write(&zst, zstd::encode_all(&text[..], 1).unwrap()).unwrap();
+        let xz = dir.path().join("t.xz");
+        let mut e = xz2::write::XzEncoder::new(File::create(&xz).unwrap(), 1);
+        e.write_all(&text).unwrap();
+        e.finish().unwrap();
+        let bz = dir.path().join("t.bz2");
+        let mut e = bzip2::write::BzEncoder::new(File::create(&bz).unwrap(), bzip2::Compression::fast());
+        e.write_all(&text).unwrap();
+        e.finish().unwrap();
+        let expect = lines_of(Source::open(&plain).unwrap());
+        assert_eq!(expect.len(), 100_000);
+        assert_eq!(expect[7], b"7,x");
+        for (p, c) in [(&gz, Compression::Gzip), (&zst, Compression::Zstd), (&xz, Compression::Xz), (&bz, Compression::Bzip2)] {
+            let s = Source::open(p).unwrap();
+            assert_eq!(s.compression(), c);
+            assert_eq!(lines_of(s), expect, "{}", p.display());
+        }
+    }
+
+    #[test]
+    fn long_lines_grow_the_buffer() {
+        let long = vec![b'a'; 3 * STREAM_BUFFER];
+        let mut text = long.clone();
+        text.extend_from_slice(b"\nb");
+        let zipped = zstd::encode_all(&text[..], 1).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("l.zst");
+        std::fs::write(&p, zipped).unwrap();
+        let lines = lines_of(Source::open(&p).unwrap());
+        assert_eq!(lines, vec![long, b"b".to_vec()]);
+    }
+
+    #[test]
+    fn partial_records() {
+        let mut s = Source::from_bytes(Path::new("m"), vec![0; 70]);
+        match s.records(32).unwrap() {
+            Records::Some(b) => {
+                assert_eq!(b.len(), 64);
+                s.consume(64)
+            }
+            _ => panic!(),
+        }
+        assert!(matches!(s.records(32).unwrap(), Records::Partial(6)));
+    }
+}
