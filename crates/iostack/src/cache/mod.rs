@@ -17,10 +17,13 @@ use crate::trace::Op;
 pub mod list;
 mod params;
 
+pub mod lirs;
 pub mod lru;
 pub mod dulo;
 pub mod streamlru;
 pub mod splitlru;
+pub mod s3fifo;
+pub mod twoq;
 
 pub use params::{Params, PolicySpec};
 
@@ -177,6 +180,9 @@ pub static POLICIES: &[PolicyInfo] = &[
     streamlru::INFO,
     splitlru::INFO,
     splitlru::INFO_23,
+    twoq::INFO,
+    s3fifo::INFO,
+    lirs::INFO,
 ];
 
 /// Looks a policy up by name or alias (case-insensitive).
