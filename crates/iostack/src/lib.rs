@@ -26,6 +26,8 @@ pub mod error;
 pub mod metrics;
 pub mod repro;
 pub mod prefetch;
+pub mod sched;
+pub mod layer;
 pub mod trace;
 #[doc(hidden)]
 pub mod testing;
