@@ -11,6 +11,7 @@
 //! - [`pa`]: prefetch always of degree N (Split paper §2): on every access to b, fetch
 //!   b+1..b+N.
 //! - [`linux`]: Linux's on-demand readahead (mm/readahead.c), per file.
+//! - [`pmlast`]: prefetch on miss and on a hit to a stream's last cached block (Split paper §2).
 
 use crate::error::ConfigError;
 use crate::sched::ComponentSpec;
@@ -20,6 +21,7 @@ pub mod none;
 pub mod obl;
 pub mod pa;
 pub mod pm;
+pub mod pmlast;
 pub mod readahead;
 
 /// The file a demand access belongs to, as the prefetcher sees it.
@@ -101,7 +103,9 @@ pub struct PrefetcherInfo {
 }
 
 /// Every prefetcher iostack has.
-pub static PREFETCHERS: &[PrefetcherInfo] = &[none::INFO, obl::INFO, pm::INFO, pa::INFO, linux::INFO];
+pub static PREFETCHERS: &[PrefetcherInfo] = &[none::INFO, obl::INFO, pm::INFO, pa::INFO, linux::INFO,
+    pmlast::INFO,
+];
 
 /// Builds a prefetcher from a spec such as `none`, `obl`, `pm:4`, `pa:degree=8` or
 /// `linux:max=128KiB`.
