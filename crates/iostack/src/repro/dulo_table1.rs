@@ -38,8 +38,11 @@ impl Default for Layout {
 
 /// The paper's constants.
 pub const CACHE: u64 = 8;
-pub const REQUEST_MS: f64 = 9.5;
+/// The device: a constant 9.5 ms per request (6.5 ms average seek + 3.0 ms average rotation).
+pub const DEVICE: &str = "fixed:9.5ms";
 pub const PREFETCH_WINDOW: u64 = 4;
+/// Blocks of 4 KiB: 8 sectors.
+const SECTORS_PER_BLOCK: u64 = 8;
 
 /// A file of the example: name and blocks.
 struct File {
@@ -105,6 +108,8 @@ pub struct Step {
 /// Runs the example with a policy spec; returns the steps.
 pub fn run(spec: &str, layout: &Layout) -> Result<Vec<Step>, crate::ConfigError> {
     let mut p = cache::build(spec, CACHE)?;
+    let mut device = crate::device::build(DEVICE)?;
+    let mut now_ns = 0u64;
     let files = files(layout);
     let mut steps = Vec::new();
     let mut set = 0u32;
@@ -112,7 +117,7 @@ pub fn run(spec: &str, layout: &Layout) -> Result<Vec<Step>, crate::ConfigError>
         let file = &files[f];
         let key = block_key(0, file.start + i);
         let a = Access::unit(key, t as u64);
-        let mut requests = 0u32;
+        let mut time_ns = 0u64;
         if !p.find(&a) {
             // One disk request: the block, plus the rest of the file (up to the window) when the
             // reference starts the file.
@@ -130,7 +135,10 @@ pub fn run(spec: &str, layout: &Layout) -> Result<Vec<Step>, crate::ConfigError>
                 }
                 p.insert(&b);
             }
-            requests += 1;
+            let req = crate::device::DeviceRequest::read((file.start + i) * SECTORS_PER_BLOCK, n * SECTORS_PER_BLOCK);
+            let sv = device.service(&req, now_ns);
+            time_ns = sv.finish_ns - now_ns;
+            now_ns = sv.finish_ns;
         }
         let mut cache: Vec<String> = Vec::new();
         for f in &files {
@@ -142,7 +150,7 @@ pub fn run(spec: &str, layout: &Layout) -> Result<Vec<Step>, crate::ConfigError>
             }
         }
         cache.sort();
-        steps.push(Step { block: block_name(&files, key), time_ms: requests as f64 * REQUEST_MS, cache });
+        steps.push(Step { block: block_name(&files, key), time_ms: time_ns as f64 / 1e6, cache });
     }
     Ok(steps)
 }
@@ -255,7 +263,7 @@ pub fn reproduce(layout: &Layout) -> Report {
             "dual": DUAL_SPEC,
             "clock_form": CLOCK_SPEC,
             "prefetch": {"rule": "a miss on the first block of a file fetches the file, up to the window, as one request; other misses fetch one block", "window": PREFETCH_WINDOW},
-            "device": {"model": "fixed cost per request", "ms": REQUEST_MS, "from": "Hitachi Ultrastar 18ZX: 6.5 ms average seek + 3.0 ms average rotation"},
+            "device": {"spec": DEVICE, "from": "Hitachi Ultrastar 18ZX: 6.5 ms average seek + 3.0 ms average rotation, transfer ignored"},
             "layout": layout,
         }),
         tables: vec![Table {
