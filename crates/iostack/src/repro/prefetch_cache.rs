@@ -8,16 +8,22 @@
 //! The prefetch technique then decides which blocks ahead of the request to load:
 //!
 //! - [`Technique::Always`] (the first technique of Section 2): after every request, the next x
-//!   blocks contiguous to it are in the cache; only those missing are loaded.
+//!   blocks contiguous to it are in the cache; only those missing are loaded (and loaded again
+//!   if making room for the others evicted them, so that the x blocks really are cached, as
+//!   Section 4's analysis assumes).
 //! - [`Technique::MissOrLastHit`] (the second technique, used in Section 5's experiments):
 //!   load the next x blocks on a miss, and on a hit of the last cached block of the stream (the
 //!   block after it is not cached); otherwise load nothing.
 //!
-//! A prefetch loads its blocks as one prefetch set; each block carries its position in the
+//! A prefetch loads its blocks as one prefetch set: the policy first makes room for the whole
+//! set (so placing one of its blocks never evicts another), then each block carries its position in the
 //! window of x blocks ahead of the request (`Origin::Prefetch::index`, counting blocks that were
 //! already cached) and the window's length x, which is what SplitLRU places by. Blocks are handed
 //! to the policy from the last to the first, so that under LRU the set's first block is the most
-//! recent, as the LRU queue of Table 1 shows (2a above 2b, and 2b ejected before 2a at request 3).
+//! recent, as the LRU queue of Table 1 shows (2a above 2b, and 2b ejected before 2a at request 4).
+//! Section 4's FIFO argument for Result 3 instead needs a set's blocks to age in stream order;
+//! [`SetOrder`] offers both (only LRU is sensitive to it: StreamLRU orders a stream by block
+//! number and SplitLRU places by window position).
 //!
 //! The techniques are offered here as the paper's model; the timed stack's prefetchers sit
 //! behind its own prefetcher interface.
@@ -53,18 +59,36 @@ pub struct Step {
     pub ejected: Vec<Key>,
 }
 
-/// Runs the prefetch-cache model over `requests`; `observe` sees the policy after each request.
-/// Returns the hits.
-pub fn run<P: Policy + ?Sized>(
+/// The order in which a prefetch set's blocks are handed to the policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SetOrder {
+    /// Last block first, so an LRU queue has the set's first block at its MRU end (Table 1).
+    FirstOnTop,
+    /// First block first (stream order), so LRU evicts a set's blocks in stream order (the
+    /// FIFO argument behind Result 3).
+    StreamOrder,
+}
+
+/// Runs the prefetch-cache model over `requests` with Table 1's set order; `observe` sees the
+/// policy after each request. Returns the hits.
+pub fn run<P: Policy + ?Sized>(policy: &mut P, requests: &[Key], technique: Technique, observe: impl FnMut(&Step, &P)) -> u64 {
+    run_ordered(policy, requests, technique, SetOrder::FirstOnTop, observe)
+}
+
+/// [`run`] with a choice of set order.
+pub fn run_ordered<P: Policy + ?Sized>(
     policy: &mut P,
     requests: &[Key],
     technique: Technique,
+    order: SetOrder,
     mut observe: impl FnMut(&Step, &P),
 ) -> u64 {
     let x = technique.x() as u64;
     let mut hits = 0;
     let mut set = 0u32;
     let mut step = Step::default();
+    let mut missing: Vec<u64> = Vec::new();
     for (t, &key) in requests.iter().enumerate() {
         step.key = key;
         step.loaded.clear();
@@ -81,29 +105,42 @@ pub fn run<P: Policy + ?Sized>(
         };
         if prefetch {
             set = set.wrapping_add(1);
-            for index in (0..x).rev() {
-                let k = key + 1 + index;
-                if policy.contains(k) || policy.capacity() == 0 {
-                    continue;
+            // The first technique *ensures* the next x blocks are cached: making room may evict
+            // some of the window's own older blocks, which are then loaded again.
+            let rounds = if matches!(technique, Technique::Always { .. }) { x.max(1) } else { 1 };
+            for _ in 0..rounds {
+                // The window's missing blocks, as many as the cache can hold, earliest first.
+                missing.clear();
+                missing.extend((0..x).filter(|&i| !policy.contains(key + 1 + i)).take(policy.capacity() as usize));
+                if missing.is_empty() {
+                    break;
                 }
-                let a = Access {
-                    key: k,
-                    size: 1,
-                    vtime: t as u64,
-                    next_access: u64::MAX,
-                    origin: Origin::Prefetch { set, index: index as u32, len: x as u32 },
-                    ..Default::default()
-                };
-                while policy.occupied() + 1 > policy.capacity() {
-                    match policy.evict(&a) {
+                // Room for the whole set first, so that placing one of its blocks never evicts
+                // another of them.
+                let room = Access { key: key + 1, size: 1, vtime: t as u64, next_access: u64::MAX, ..Default::default() };
+                while policy.occupied() + missing.len() as u64 > policy.capacity() {
+                    match policy.evict(&room) {
                         Some(v) => step.ejected.push(v.key),
                         None => break,
                     }
                 }
-                policy.insert(&a);
-                step.loaded.push(k);
+                for j in 0..missing.len() {
+                    let index = match order {
+                        SetOrder::FirstOnTop => missing[missing.len() - 1 - j],
+                        SetOrder::StreamOrder => missing[j],
+                    };
+                    let a = Access {
+                        key: key + 1 + index,
+                        size: 1,
+                        vtime: t as u64,
+                        next_access: u64::MAX,
+                        origin: Origin::Prefetch { set, index: index as u32, len: x as u32 },
+                        ..Default::default()
+                    };
+                    policy.insert(&a);
+                }
+                step.loaded.extend(missing.iter().map(|&i| key + 1 + i));
             }
-            step.loaded.reverse();
         }
         observe(&step, policy);
     }

@@ -328,3 +328,120 @@ mod tests {
         }
     }
 }
+
+/// Results 1-3 of Section 4 as properties over random workloads: interleaved sequential streams
+/// (no re-reference, as the theory assumes), the first technique with x blocks ahead, a cache of
+/// C blocks with C a multiple of x (so the 1:1 split gives Up and Down C/2 blocks each, a
+/// multiple of x/2). A stream is in the cache when the block its next request asks for is.
+#[cfg(test)]
+mod theory {
+    use super::*;
+    use crate::repro::prefetch_cache::SetOrder;
+    use proptest::prelude::*;
+
+    const STRIDE: u64 = 1 << 20;
+
+    /// Runs the workload (stream ids) and checks `check(streams in cache, recency order)` after
+    /// every request.
+    fn run_streams<P: Policy>(policy: P, x: u32, order: &[usize], check: impl FnMut(&P, &[u64], &[usize])) {
+        run_streams_ordered(policy, x, order, SetOrder::FirstOnTop, check)
+    }
+
+    fn run_streams_ordered<P: Policy>(mut policy: P, x: u32, order: &[usize], set_order: SetOrder, mut check: impl FnMut(&P, &[u64], &[usize])) {
+        let n = order.iter().max().map_or(0, |m| m + 1);
+        let mut next = vec![0u64; n];
+        let mut recency: Vec<usize> = Vec::new();
+        let keys: Vec<Key> = order
+            .iter()
+            .map(|&s| {
+                let k = s as u64 * STRIDE + next[s];
+                next[s] += 1;
+                k
+            })
+            .collect();
+        let mut i = 0;
+        let mut pos = vec![0u64; n];
+        prefetch_cache::run_ordered(&mut policy, &keys, Technique::Always { x }, set_order, |_, p| {
+            let s = order[i];
+            i += 1;
+            pos[s] += 1;
+            recency.retain(|&r| r != s);
+            recency.insert(0, s);
+            let wanted: Vec<u64> = (0..n).map(|t| t as u64 * STRIDE + pos[t]).collect();
+            check(p, &wanted, &recency);
+        });
+    }
+
+    fn in_cache<P: Policy>(p: &P, wanted: &[u64], recency: &[usize]) -> Vec<bool> {
+        recency.iter().map(|&s| p.contains(wanted[s])).collect()
+    }
+
+    fn workload() -> impl Strategy<Value = (u32, u64, Vec<usize>)> {
+        (1u32..=3, 1u64..=8, 2usize..30).prop_flat_map(|(half, mult, streams)| {
+            let x = 2 * half;
+            (Just(x), Just(x as u64 * mult), proptest::collection::vec(0..streams, 1..400))
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Result 1: StreamLRU holds the ceil(C/x) most recently accessed streams.
+        #[test]
+        fn result1_streamlru_holds_most_recent_streams((x, c, order) in workload()) {
+            let k = c.div_ceil(x as u64) as usize;
+            run_streams(StreamLru::new(c), x, &order, |p, wanted, recency| {
+                let held = in_cache(p, wanted, recency);
+                assert!(held.iter().take(k).all(|&h| h), "x={x} C={c}: {held:?}");
+            });
+        }
+
+        /// Result 2: SplitLRU holds at least the ceil(C/x) most recently accessed streams and at
+        /// most ceil(C/x) + floor(C/2x) streams.
+        #[test]
+        fn result2_splitlru_bounds((x, c, order) in workload()) {
+            let lo = c.div_ceil(x as u64) as usize;
+            let hi = lo + (c / (2 * x as u64)) as usize;
+            run_streams(SplitLru::new(c, 1, 1), x, &order, |p, wanted, recency| {
+                let held = in_cache(p, wanted, recency);
+                assert!(held.iter().take(lo).all(|&h| h), "x={x} C={c}: most recent not held {held:?}");
+                let count = held.iter().filter(|&&h| h).count();
+                assert!(count <= hi, "x={x} C={c}: {count} streams > {hi}");
+            });
+        }
+
+        /// Result 3: LRU holds at most ceil(C/x) streams. Section 4 argues it from LRU evicting
+        /// prefetched blocks in FIFO order, a stream's front blocks first. In the model a stream
+        /// can keep its front block while losing later ones (a window block evicted to make room
+        /// for the rest of its own window and loaded again is newer than its successors), so
+        /// LRU can briefly hold one stream more: this checks ceil(C/x) + 1 with sets aging in
+        /// stream order (the premise of the FIFO argument), and that ceil(C/x) itself holds most
+        /// of the time. With Table 1's order (a set's first block newest) LRU keeps the front of
+        /// many partial streams and the bound does not hold; docs/reproductions.md reports it.
+        #[test]
+        fn result3_lru_at_most((x, c, order) in workload()) {
+            let hi = c.div_ceil(x as u64) as usize;
+            for set_order in [SetOrder::StreamOrder] {
+                let (mut over, mut steps) = (0usize, 0usize);
+                run_streams_ordered(Lru::new(c), x, &order, set_order, |p, wanted, recency| {
+                    let count = in_cache(p, wanted, recency).iter().filter(|&&h| h).count();
+                    assert!(count <= hi + 1, "x={x} C={c} {set_order:?}: {count} > {hi} + 1");
+                    steps += 1;
+                    over += (count > hi) as usize;
+                });
+                assert!(over * 5 <= steps, "x={x} C={c} {set_order:?}: above ceil(C/x) in {over} of {steps} steps");
+            }
+        }
+
+        /// Corollary 1 / Theorem 1: over the same workload SplitLRU gets at least StreamLRU's hits.
+        #[test]
+        fn theorem1_split_hits_at_least_streamlru((x, c, order) in workload()) {
+            let mut next = std::collections::HashMap::new();
+            let keys: Vec<Key> = order.iter().map(|&s| { let n = next.entry(s).or_insert(0u64); *n += 1; s as u64 * STRIDE + *n - 1 }).collect();
+            let split = prefetch_cache::run(&mut SplitLru::new(c, 1, 1), &keys, Technique::Always { x }, |_, _| {});
+            let stream = prefetch_cache::run(&mut StreamLru::new(c), &keys, Technique::Always { x }, |_, _| {});
+            prop_assert!(split >= stream, "x={} C={}: split {} < stream {}", x, c, split, stream);
+        }
+    }
+
+}
