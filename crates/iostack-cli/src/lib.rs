@@ -24,6 +24,8 @@ enum Command {
     Sim(commands::sim::Args),
     /// List the replacement policies.
     Policies(commands::policies::Args),
+    /// Run a paper reproduction: the paper's figure beside iostack's.
+    Repro(commands::repro::Args),
 }
 
 /// Runs the command line with `args` (including the program name); returns the exit code.
@@ -43,6 +45,7 @@ where
     let result = match cli.command {
         Command::Sim(a) => commands::sim::run(a, &out),
         Command::Policies(a) => commands::policies::run(a, &out),
+        Command::Repro(a) => commands::repro::run(a, &out),
     };
     match result {
         Ok(()) => 0,

@@ -273,9 +273,12 @@ pub fn reproduce(layout: &Layout) -> Report {
         }],
         checks,
         notes: vec![format!(
-            "The CLOCK form (the paper's implementation, {CLOCK_SPEC}) costs {:.1} ms on this stream ({} disk requests): \
-             a hit there only sets a referenced bit, so the Y2-Y4 hits give those blocks a second chance when X comes back \
-             at reference 13, and the random blocks below them are evicted instead; references 17-20 then miss.",
+            "The CLOCK form (the paper's implementation, {CLOCK_SPEC}) costs {:.1} ms on this stream ({} disk requests). \
+             A hit there only sets a referenced bit. The hits on X2-X4 (references 6-8) give those blocks a second chance \
+             when Y is fetched at reference 9: they go back to the staging section and are sequenced again together with \
+             Y1, which becomes a sequence of its own (its fetch is not continuous with theirs), while Y2-Y4 wait in the bank. \
+             At reference 13 the eviction section holds only A-D (H = 1) and Y1 (H > 1), so A-D are evicted and \
+             references 17-20 miss.",
             total(&clock),
             misses(&clock)
         )],
