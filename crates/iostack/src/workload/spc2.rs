@@ -11,10 +11,11 @@
 //!   lengths drawn from a Poisson distribution (100, 101, ..., 4567, 4568, ...);
 //! - *random*: uniformly random blocks (45, 1982, 99999, ...).
 //!
-//! The paper does not give the Poisson mean, the arrival rate or the address space; the defaults
-//! here are a mean run of 8 blocks, a mean inter-arrival of 10 ms per generator, and the capacity
-//! of its Cheetah 9LP disk (17,783,240 blocks, Table 5). Blocks are 4 KiB in the emitted
-//! requests. The same configuration and seed always give the same workload.
+//! The paper does not give the Poisson mean or the arrival rate; the defaults here are a mean run
+//! of 8 blocks and a mean inter-arrival of 2 s per generator (50 requests/s from 100 generators,
+//! a load its disk can serve). The address space is its Cheetah 9LP disk: 17,783,240 blocks of
+//! 512 bytes (DiskSim's block, Table 5). The same configuration and seed always give the same
+//! workload; scaling the inter-arrival mean scales all times and keeps the request order.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -56,8 +57,8 @@ impl Default for Spc2Config {
             requests: 100_000,
             disk_blocks: 17_783_240,
             mean_run: 8.0,
-            mean_gap_ns: 10_000_000,
-            block_bytes: 4096,
+            mean_gap_ns: 2_000_000_000,
+            block_bytes: 512,
             seed: 1,
         }
     }
