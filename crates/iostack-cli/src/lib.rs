@@ -10,6 +10,7 @@ mod commands;
 pub mod output;
 
 pub use output::Output;
+pub use commands::analyze::capture as analyze_capture;
 
 #[derive(Parser, Debug)]
 #[command(name = "iostack", version, about = "Simulate and measure the storage I/O stack", long_about = None)]
@@ -24,6 +25,8 @@ enum Command {
     Sim(commands::sim::Args),
     /// List the replacement policies.
     Policies(commands::policies::Args),
+    /// Characterise a trace: footprint, mix, sizes, runs, distances, affinities, LRU MRC.
+    Analyze(commands::analyze::Args),
 }
 
 /// Runs the command line with `args` (including the program name); returns the exit code.
@@ -43,6 +46,7 @@ where
     let result = match cli.command {
         Command::Sim(a) => commands::sim::run(a, &out),
         Command::Policies(a) => commands::policies::run(a, &out),
+        Command::Analyze(a) => commands::analyze::run(a, &out),
     };
     match result {
         Ok(()) => 0,

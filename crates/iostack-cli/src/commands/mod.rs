@@ -1,2 +1,3 @@
 pub mod policies;
 pub mod sim;
+pub mod analyze;

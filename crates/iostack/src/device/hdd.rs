@@ -1,0 +1,927 @@
+//! A mechanical disk drive: seek curve, rotation, zoned media, head switches, segmented cache.
+//!
+//! # Mechanics
+//!
+//! The time to move the arm by `d` cylinders follows the curve of Ruemmler and Wilkes, "An
+//! introduction to disk drive modeling" (IEEE Computer 27(3), 1994, Section "Seek time"): a
+//! square root of the distance for short seeks (the arm accelerates for half the way and
+//! decelerates for the other half) and linear for long ones (the arm coasts at full speed):
+//!
+//! ```text
+//! seek(0) = 0
+//! seek(d) = t2t + a * sqrt(d - 1)                 1 <= d <= knee
+//! seek(d) = seek(knee) + s * (d - knee)          knee < d <= C - 1,   s = a / (2 sqrt(knee - 1))
+//! ```
+//!
+//! The curve is fitted through the three figures a datasheet gives: track-to-track `seek(1)`,
+//! full stroke `seek(C - 1)`, and the average, which datasheets define as the mean over all seek
+//! lengths weighted by how many cylinder pairs are that far apart (weight `C - d`), as in IBM's and
+//! Seagate's product manuals. `s` makes the curve smooth at the knee; `a` follows from the full
+//! stroke; the knee is found by bisection so that the weighted mean equals the average. Three
+//! figures that no such curve can meet (the average must lie between about 1/3 and 8/15 of the way
+//! from track-to-track to full stroke) are a configuration error.
+//!
+//! The platter turns at `rpm`; its angular position is a function of time (`t / T_rev` modulo 1,
+//! phase 0 at time 0), so the rotational delay of every access is exact, not an average. Sectors
+//! are laid out zone by zone from the outer edge: within a zone, cylinder by cylinder, each
+//! cylinder surface by surface, each track sector by sector. Outer zones hold more sectors per
+//! track, so their media rate is higher (zoned bit recording). Each track is skewed against the
+//! previous one by the head-switch time (or, at a cylinder boundary, the track-to-track seek time)
+//! rounded up to whole sectors, as drives do, so a sequential transfer crossing a track loses only
+//! the switch, not a revolution.
+//!
+//! Geometry: datasheets of these drives give capacity, rpm and media (internal) transfer rates,
+//! rarely sectors per track. The model derives it: sectors per track at the outer and inner edges
+//! are `rate * T_rev / 512`; `zones` zones interpolate linearly between them; all zones have the
+//! same number of cylinders, as many as the capacity needs with the given number of surfaces.
+//!
+//! # The drive's cache
+//!
+//! The drive's buffer is split into `segments` segments of `cache_size / segments` bytes, each
+//! holding one run of consecutive sectors; segments are replaced LRU (Ruemmler and Wilkes,
+//! "Caching"; the REDCAP paper, Section 2, describes the same organisation). A read that misses
+//! is read from the media into the LRU segment; then, if read-ahead is on, the drive keeps reading
+//! the following sectors until the segment is full (read-ahead to the end of the segment). That
+//! read-ahead runs in the background: a later read of sectors it has already read is a cache hit
+//! (command overhead plus interface transfer, no media access); a read of sectors it is about to
+//! read waits for the head to reach them without any seek; any other access aborts it, keeping
+//! what it had read. A read served from a segment slides the segment forward and keeps the
+//! read-ahead going, so a sequential stream is served at the media rate. A read larger than a
+//! segment keeps only its last sectors. Writes invalidate the segments they overlap. With the
+//! write cache on, a write is acknowledged once transferred to the buffer and written to the media
+//! when the drive is idle (before the next request), or at once when the buffer holds
+//! `cache_size` of unwritten data; reads of unwritten data are hits. With it off, writes go to the
+//! media before completion. `cache=off` turns all of it off.
+//!
+//! Each request costs the command `overhead` first. Media reads overlap the interface transfer,
+//! so only cache hits pay `bytes / interface`.
+//!
+//! # Presets and sources
+//!
+//! Each preset's doc comment lists where each figure comes from: a paper, the maker's published
+//! specification, or, where neither gives a figure, an assumption typical of the drive's class
+//! (marked "assumed"). `docs/devices.md` has the same table and measured figures.
+
+use super::{to_ns, Device, DeviceRequest, Service, Spec, SECTOR};
+use crate::error::ConfigError;
+use crate::trace::Op;
+
+/// All parameters of the model; a preset is one value of this.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct HddParams {
+    pub preset: String,
+    /// Capacity in bytes.
+    pub capacity_bytes: u64,
+    pub rpm: f64,
+    /// Track-to-track (one cylinder) seek, ms.
+    pub seek_t2t_ms: f64,
+    /// Average seek, ms (datasheet definition, see the module comment).
+    pub seek_avg_ms: f64,
+    /// Full-stroke seek, ms.
+    pub seek_full_ms: f64,
+    /// Head switch within a cylinder, ms.
+    pub head_switch_ms: f64,
+    /// Command overhead per request, ms.
+    pub overhead_ms: f64,
+    /// Recording surfaces (heads).
+    pub surfaces: u32,
+    /// Media rate at the outer edge, MB/s (10^6 bytes).
+    pub rate_outer_mbs: f64,
+    /// Media rate at the inner edge, MB/s.
+    pub rate_inner_mbs: f64,
+    /// Number of zones (1 = unzoned, the mean of the two rates).
+    pub zones: u32,
+    /// Host interface rate, MB/s.
+    pub interface_mbs: f64,
+    /// Drive cache on.
+    pub cache: bool,
+    /// Cache size, bytes.
+    pub cache_bytes: u64,
+    /// Number of cache segments.
+    pub segments: u32,
+    /// Read-ahead to the end of the segment after a read miss.
+    pub read_ahead: bool,
+    /// Write cache (immediate report) on.
+    pub write_cache: bool,
+}
+
+/// Hitachi (IBM) Ultrastar 18ZX, 10,000 rpm, 18.35 GB; the DULO paper's example drive.
+///
+/// - rpm 10,000 and average seek 6.5 ms: DULO (ACM TOS 2007) Section 3.1, "taken from the
+///   specification of the Hitachi Ultrastar 18ZX 10K RPM" (its 3.0 ms average rotation is half a
+///   revolution at 10,000 rpm).
+/// - capacity 18.35 GB: the drive's model name (DDYS-T18350).
+/// - track-to-track 0.6 ms, full stroke 12.0 ms, head switch 0.8 ms, 10 surfaces, media rate
+///   28.0 to 17.0 MB/s, 2 MB buffer in 8 segments, 0.1 ms overhead, 80 MB/s Ultra2 SCSI: assumed,
+///   typical of 10,000 rpm SCSI drives of 1999 (the full stroke is the smallest round figure with
+///   which a sqrt-then-linear curve reaches a 6.5 ms average from 0.6 ms track-to-track).
+pub fn ultrastar18zx() -> HddParams {
+    HddParams {
+        preset: "ultrastar18zx".into(),
+        capacity_bytes: 18_350_000_000,
+        rpm: 10_000.0,
+        seek_t2t_ms: 0.6,
+        seek_avg_ms: 6.5,
+        seek_full_ms: 12.0,
+        head_switch_ms: 0.8,
+        overhead_ms: 0.1,
+        surfaces: 10,
+        rate_outer_mbs: 28.0,
+        rate_inner_mbs: 17.0,
+        zones: 16,
+        interface_mbs: 80.0,
+        cache: true,
+        cache_bytes: 2 << 20,
+        segments: 8,
+        read_ahead: true,
+        write_cache: true,
+    }
+}
+
+/// Western Digital Caviar 7200 rpm EIDE 160 GB (WD1600JB class); DULO's experimental disk
+/// ("a Western Digital 7200RPM IDE disk", Section 5.1; the paper gives no model number).
+///
+/// - 7,200 rpm: the paper. 160 GB = 312,581,808 sectors: the standard LBA count of 160 GB drives.
+/// - average seek 8.9 ms (read), track-to-track 2.0 ms, full stroke 21 ms, controller overhead
+///   0.3 ms, 8 MB buffer (JB models), Ultra ATA/100: WD Caviar EIDE specification sheets.
+/// - 4 surfaces (two 80 GB platters), media rate 58 to 32 MB/s (as measured in reviews of
+///   WD1600JB), head switch 1.0 ms, 16 segments: assumed.
+pub fn wd7200() -> HddParams {
+    HddParams {
+        preset: "wd7200".into(),
+        capacity_bytes: 312_581_808 * SECTOR,
+        rpm: 7_200.0,
+        seek_t2t_ms: 2.0,
+        seek_avg_ms: 8.9,
+        seek_full_ms: 21.0,
+        head_switch_ms: 1.0,
+        overhead_ms: 0.3,
+        surfaces: 4,
+        rate_outer_mbs: 58.0,
+        rate_inner_mbs: 32.0,
+        zones: 16,
+        interface_mbs: 100.0,
+        cache: true,
+        cache_bytes: 8 << 20,
+        segments: 16,
+        read_ahead: true,
+        write_cache: true,
+    }
+}
+
+/// Seagate Barracuda 7200.10 ST3400620AS, 400 GB SATA, 16 MB cache; REDCAP's hard disk
+/// (KDSim/REDCAP, Computer Journal 2016, Section 5: "a Seagate ST3400620AS disk with a capacity
+/// of 400 GB and a cache of 16 MB").
+///
+/// - 400 GB = 781,422,768 sectors, 16 MB cache: the paper and Seagate's product manual.
+/// - 7,200 rpm, average seek 11 ms (read), track-to-track 0.8 ms, sustained rate 78 MB/s (outer),
+///   SATA 3 Gb/s (300 MB/s): Seagate Barracuda 7200.10 product manual / data sheet.
+/// - full stroke 22 ms (twice the average; not published), inner rate 40 MB/s, 6 surfaces,
+///   head switch 0.8 ms, 16 segments, 0.1 ms overhead: assumed.
+pub fn st3400620as() -> HddParams {
+    HddParams {
+        preset: "st3400620as".into(),
+        capacity_bytes: 781_422_768 * SECTOR,
+        rpm: 7_200.0,
+        seek_t2t_ms: 0.8,
+        seek_avg_ms: 11.0,
+        seek_full_ms: 22.0,
+        head_switch_ms: 0.8,
+        overhead_ms: 0.1,
+        surfaces: 6,
+        rate_outer_mbs: 78.0,
+        rate_inner_mbs: 40.0,
+        zones: 16,
+        interface_mbs: 300.0,
+        cache: true,
+        cache_bytes: 16 << 20,
+        segments: 16,
+        read_ahead: true,
+        write_cache: true,
+    }
+}
+
+/// Seagate Cheetah 9LP (ST39102LW) as DiskSim models it; the Split paper's disk (Table 5:
+/// "cheetah9LP, 17783240 blocks, mean read seek 5.4 msec, maximum read seek 10.63 msec,
+/// 10045 rpm").
+///
+/// - capacity 17,783,240 sectors, rpm 10,045, average seek 5.4 ms, full stroke 10.63 ms: the
+///   Split paper, Table 5.
+/// - 12 surfaces, 6,962 cylinders, 1 MB buffer: Seagate's Cheetah 9LP product manual. The media
+///   rates 22.1 and 14.4 MB/s are derived from them: 17,783,240 / (12 x 6,962) = 212.9 sectors per
+///   track on average, spread outer:inner = 1 : 0.65 (assumed), times 512 bytes per revolution of
+///   5.973 ms.
+/// - track-to-track 0.8 ms, head switch 0.8 ms, 4 segments, 0.1 ms overhead, 80 MB/s Ultra2
+///   SCSI: assumed.
+pub fn cheetah9lp() -> HddParams {
+    HddParams {
+        preset: "cheetah9lp".into(),
+        capacity_bytes: 17_783_240 * SECTOR,
+        rpm: 10_045.0,
+        seek_t2t_ms: 0.8,
+        seek_avg_ms: 5.4,
+        seek_full_ms: 10.63,
+        head_switch_ms: 0.8,
+        overhead_ms: 0.1,
+        surfaces: 12,
+        rate_outer_mbs: 22.1,
+        rate_inner_mbs: 14.4,
+        zones: 16,
+        interface_mbs: 80.0,
+        cache: true,
+        cache_bytes: 1 << 20,
+        segments: 4,
+        read_ahead: true,
+        write_cache: true,
+    }
+}
+
+/// The HDD presets by name.
+pub const PRESETS: &[(&str, fn() -> HddParams)] =
+    &[("ultrastar18zx", ultrastar18zx), ("wd7200", wd7200), ("st3400620as", st3400620as), ("cheetah9lp", cheetah9lp)];
+
+/// Keys a spec may override.
+pub const KEYS: &[&str] = &[
+    "capacity",
+    "rpm",
+    "seek_t2t",
+    "seek_avg",
+    "seek_full",
+    "head_switch",
+    "overhead",
+    "surfaces",
+    "rate_outer",
+    "rate_inner",
+    "zones",
+    "interface",
+    "cache",
+    "cache_size",
+    "segments",
+    "read_ahead",
+    "write_cache",
+];
+
+/// The fitted seek curve (times in ns).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct SeekCurve {
+    pub t2t_ns: f64,
+    /// Coefficient of sqrt(d - 1), ns.
+    pub a: f64,
+    /// Distance where the curve turns linear, cylinders.
+    pub knee: f64,
+    /// Slope of the linear part, ns per cylinder.
+    pub slope: f64,
+    /// Longest seek, cylinders.
+    pub max_d: u64,
+}
+
+impl SeekCurve {
+    pub fn time_ns(&self, d: u64) -> f64 {
+        if d == 0 {
+            return 0.0;
+        }
+        let x = d as f64;
+        if x <= self.knee {
+            self.t2t_ns + self.a * (x - 1.0).sqrt()
+        } else {
+            self.t2t_ns + self.a * (self.knee - 1.0).sqrt() + self.slope * (x - self.knee)
+        }
+    }
+
+    fn with_knee(t2t: f64, full: f64, max_d: u64, knee: f64) -> SeekCurve {
+        let m = max_d as f64;
+        let r = (knee - 1.0).sqrt().max(1e-9);
+        let a = (full - t2t) / (r + (m - knee) / (2.0 * r));
+        SeekCurve { t2t_ns: t2t, a, knee, slope: a / (2.0 * r), max_d }
+    }
+
+    /// Mean seek time over distances 1..=max_d weighted by (max_d + 1 - d), the datasheet average.
+    pub fn weighted_mean_ns(&self) -> f64 {
+        let m = self.max_d;
+        // Sample at most ~20,000 distances; each sample stands for `step` neighbouring distances.
+        let step = (m / 20_000).max(1);
+        let (mut num, mut den) = (0.0, 0.0);
+        let mut d = 1;
+        while d <= m {
+            let hi = (d + step - 1).min(m);
+            let mid = (d + hi) / 2;
+            let n = (hi - d + 1) as f64;
+            let w = (m + 1 - mid) as f64 * n;
+            num += w * self.time_ns(mid);
+            den += w;
+            d = hi + 1;
+        }
+        num / den
+    }
+
+    /// Fits the curve through track-to-track, average and full-stroke times for `cylinders`.
+    pub fn fit(t2t_ns: f64, avg_ns: f64, full_ns: f64, cylinders: u64) -> Result<SeekCurve, String> {
+        let max_d = cylinders.saturating_sub(1).max(2);
+        if !(t2t_ns < avg_ns && avg_ns < full_ns) {
+            return Err(format!(
+                "seek times must satisfy track-to-track < average < full stroke (got {} < {} < {} ms)",
+                t2t_ns / 1e6,
+                avg_ns / 1e6,
+                full_ns / 1e6
+            ));
+        }
+        let lo_curve = Self::with_knee(t2t_ns, full_ns, max_d, 2.0);
+        let hi_curve = Self::with_knee(t2t_ns, full_ns, max_d, max_d as f64);
+        let (lo, hi) = (lo_curve.weighted_mean_ns(), hi_curve.weighted_mean_ns());
+        if avg_ns < lo - 1.0 || avg_ns > hi + 1.0 {
+            return Err(format!(
+                "no sqrt-then-linear seek curve from {} ms (track-to-track) to {} ms (full stroke) has a {} ms average; \
+                 the average must lie between {:.2} and {:.2} ms",
+                t2t_ns / 1e6,
+                full_ns / 1e6,
+                avg_ns / 1e6,
+                lo / 1e6,
+                hi / 1e6
+            ));
+        }
+        let (mut a, mut b) = (2.0, max_d as f64);
+        for _ in 0..80 {
+            let mid = 0.5 * (a + b);
+            if Self::with_knee(t2t_ns, full_ns, max_d, mid).weighted_mean_ns() < avg_ns {
+                a = mid;
+            } else {
+                b = mid;
+            }
+        }
+        Ok(Self::with_knee(t2t_ns, full_ns, max_d, 0.5 * (a + b)))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+struct Zone {
+    first_lba: u64,
+    first_cyl: u64,
+    cyls: u64,
+    spt: u64,
+    sector_ns: f64,
+    /// Skew of a track after a head switch, in revolutions (whole sectors).
+    head_skew: f64,
+    /// Skew of the first track of a cylinder against the last of the previous one.
+    cyl_skew: f64,
+}
+
+/// Where a sector is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Place {
+    zone: usize,
+    cyl: u64,
+    head: u64,
+    sector: u64,
+    /// Track number within the zone.
+    track: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct HeadPos {
+    cyl: u64,
+    head: u64,
+}
+
+/// One segment of the drive's cache: sectors `[start, end)`.
+#[derive(Debug, Clone, Copy, Default)]
+struct Segment {
+    start: u64,
+    end: u64,
+    valid: bool,
+    last_use: u64,
+}
+
+/// The read-ahead the head is doing in the background: sectors `[from, to)` into `seg`, begun at
+/// `t0` with the head at `pos0`.
+#[derive(Debug, Clone, Copy)]
+struct Background {
+    seg: usize,
+    from: u64,
+    to: u64,
+    t0: f64,
+    pos0: HeadPos,
+}
+
+/// A mechanical disk drive (see the module comment).
+#[derive(Debug, Clone)]
+pub struct Hdd {
+    p: HddParams,
+    capacity: u64,
+    rev_ns: f64,
+    zones: Vec<Zone>,
+    seek: SeekCurve,
+    head_switch_ns: f64,
+    overhead_ns: f64,
+    interface_ns_per_sector: f64,
+    seg_sectors: u64,
+    // State.
+    pos: HeadPos,
+    busy_until: u64,
+    segments: Vec<Segment>,
+    use_clock: u64,
+    bg: Option<Background>,
+    pending: std::collections::VecDeque<(u64, u64)>,
+    pending_sectors: u64,
+}
+
+impl Hdd {
+    pub fn from_spec(mut s: Spec) -> Result<Hdd, ConfigError> {
+        let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
+        let preset = s.preset.clone().ok_or_else(|| {
+            ConfigError::new("--device", format!("`{}` names no preset; valid: {}", s.text, names.join(", ")))
+        })?;
+        let mut p = match PRESETS.iter().find(|(n, _)| *n == preset) {
+            Some((_, f)) => f(),
+            None => return Err(ConfigError::unknown("--device", "hdd preset", &preset, &names)),
+        };
+        p.capacity_bytes = s.bytes("capacity", p.capacity_bytes)?;
+        p.rpm = s.f64("rpm", p.rpm)?;
+        p.seek_t2t_ms = s.duration_ns("seek_t2t", p.seek_t2t_ms * 1e6)? / 1e6;
+        p.seek_avg_ms = s.duration_ns("seek_avg", p.seek_avg_ms * 1e6)? / 1e6;
+        p.seek_full_ms = s.duration_ns("seek_full", p.seek_full_ms * 1e6)? / 1e6;
+        p.head_switch_ms = s.duration_ns("head_switch", p.head_switch_ms * 1e6)? / 1e6;
+        p.overhead_ms = s.duration_ns("overhead", p.overhead_ms * 1e6)? / 1e6;
+        p.surfaces = s.u64("surfaces", p.surfaces as u64)?.min(u32::MAX as u64) as u32;
+        p.rate_outer_mbs = s.f64("rate_outer", p.rate_outer_mbs)?;
+        p.rate_inner_mbs = s.f64("rate_inner", p.rate_inner_mbs)?;
+        p.zones = s.u64("zones", p.zones as u64)?.min(u32::MAX as u64) as u32;
+        p.interface_mbs = s.f64("interface", p.interface_mbs)?;
+        p.cache = s.bool("cache", p.cache)?;
+        p.cache_bytes = s.bytes("cache_size", p.cache_bytes)?;
+        p.segments = s.u64("segments", p.segments as u64)?.min(u32::MAX as u64) as u32;
+        p.read_ahead = s.bool("read_ahead", p.read_ahead)?;
+        p.write_cache = s.bool("write_cache", p.write_cache)?;
+        s.finish(KEYS)?;
+        Hdd::new(p)
+    }
+
+    /// Builds the drive, deriving geometry and fitting the seek curve.
+    pub fn new(p: HddParams) -> Result<Hdd, ConfigError> {
+        let bad = |k: &str, m: String| ConfigError::new(format!("hdd.{k}"), m);
+        if p.rpm <= 0.0 {
+            return Err(bad("rpm", "must be positive".into()));
+        }
+        if p.surfaces == 0 || p.zones == 0 {
+            return Err(bad("surfaces", "surfaces and zones must be at least 1".into()));
+        }
+        if p.rate_outer_mbs <= 0.0 || p.rate_inner_mbs <= 0.0 || p.rate_inner_mbs > p.rate_outer_mbs {
+            return Err(bad("rate_inner", "media rates must be positive, inner at most outer".into()));
+        }
+        if p.interface_mbs <= 0.0 {
+            return Err(bad("interface", "must be positive".into()));
+        }
+        let capacity = p.capacity_bytes / SECTOR;
+        if capacity == 0 {
+            return Err(bad("capacity", "must be at least one sector".into()));
+        }
+        if p.cache && (p.segments == 0 || p.cache_bytes / p.segments as u64 / SECTOR == 0) {
+            return Err(bad("segments", "each segment must hold at least one sector".into()));
+        }
+        let rev_ns = 60e9 / p.rpm;
+        let spt_at = |mbs: f64| ((mbs * 1e6 * rev_ns / 1e9) / SECTOR as f64).round().max(1.0) as u64;
+        let (spt_o, spt_i) = (spt_at(p.rate_outer_mbs), spt_at(p.rate_inner_mbs));
+        let nz = p.zones as u64;
+        let spts: Vec<u64> = if nz == 1 {
+            vec![(spt_o + spt_i) / 2]
+        } else {
+            (0..nz).map(|z| (spt_o as f64 + (spt_i as f64 - spt_o as f64) * z as f64 / (nz - 1) as f64).round() as u64).collect()
+        };
+        let per_cyl_all: u64 = spts.iter().sum::<u64>() * p.surfaces as u64;
+        let cyls_per_zone = capacity.div_ceil(per_cyl_all).max(1);
+        let (hs_ns, t2t_ns) = (p.head_switch_ms * 1e6, p.seek_t2t_ms * 1e6);
+        let mut zones = Vec::with_capacity(spts.len());
+        let (mut lba, mut cyl) = (0, 0);
+        for &spt in &spts {
+            let sector_ns = rev_ns / spt as f64;
+            let skew = |ns: f64| (ns / sector_ns).ceil() / spt as f64;
+            zones.push(Zone {
+                first_lba: lba,
+                first_cyl: cyl,
+                cyls: cyls_per_zone,
+                spt,
+                sector_ns,
+                head_skew: skew(hs_ns),
+                cyl_skew: skew(t2t_ns),
+            });
+            lba += cyls_per_zone * spt * p.surfaces as u64;
+            cyl += cyls_per_zone;
+        }
+        let seek = SeekCurve::fit(t2t_ns, p.seek_avg_ms * 1e6, p.seek_full_ms * 1e6, cyl).map_err(|m| bad("seek_avg", m))?;
+        let nseg = if p.cache { p.segments as usize } else { 0 };
+        let seg_sectors = if p.cache { p.cache_bytes / p.segments as u64 / SECTOR } else { 0 };
+        Ok(Hdd {
+            capacity,
+            rev_ns,
+            zones,
+            seek,
+            head_switch_ns: hs_ns,
+            overhead_ns: p.overhead_ms * 1e6,
+            interface_ns_per_sector: SECTOR as f64 * 1e3 / p.interface_mbs,
+            seg_sectors,
+            pos: HeadPos::default(),
+            busy_until: 0,
+            segments: vec![Segment::default(); nseg],
+            use_clock: 0,
+            bg: None,
+            pending: Default::default(),
+            pending_sectors: 0,
+            p,
+        })
+    }
+
+    pub fn params(&self) -> &HddParams {
+        &self.p
+    }
+
+    pub fn seek_curve(&self) -> &SeekCurve {
+        &self.seek
+    }
+
+    /// Time of one revolution, ns.
+    pub fn revolution_ns(&self) -> f64 {
+        self.rev_ns
+    }
+
+    /// Sectors per track of the zone holding `sector`.
+    pub fn sectors_per_track(&self, sector: u64) -> u64 {
+        self.zones[self.locate(sector % self.capacity).zone].spt
+    }
+
+    fn locate(&self, lba: u64) -> Place {
+        let zone = self.zones.partition_point(|z| z.first_lba <= lba) - 1;
+        let z = &self.zones[zone];
+        let off = lba - z.first_lba;
+        let track = off / z.spt;
+        let surfaces = self.p.surfaces as u64;
+        Place { zone, cyl: z.first_cyl + track / surfaces, head: track % surfaces, sector: off % z.spt, track }
+    }
+
+    /// Angular position (revolutions, [0, 1)) where `place`'s sector starts.
+    fn angle(&self, place: &Place) -> f64 {
+        let z = &self.zones[place.zone];
+        let cyl_local = place.track / self.p.surfaces as u64;
+        let switches = place.track - cyl_local;
+        let skew = cyl_local as f64 * z.cyl_skew + switches as f64 * z.head_skew;
+        (skew + place.sector as f64 / z.spt as f64).fract()
+    }
+
+    /// Moves the head from `pos` at time `t` over sectors `[from, to)`, calling `chunk(lba, n,
+    /// t_start, sector_ns)` for each track's part (stop early by returning false). Returns the time
+    /// the last sector has passed and where the head is.
+    fn walk(&self, mut pos: HeadPos, mut t: f64, from: u64, to: u64, mut chunk: impl FnMut(u64, u64, f64, f64) -> bool) -> (f64, HeadPos) {
+        let mut lba = from;
+        while lba < to {
+            let pl = self.locate(lba);
+            let z = &self.zones[pl.zone];
+            let n = (to - lba).min(z.spt - pl.sector);
+            t += if pl.cyl != pos.cyl {
+                self.seek.time_ns(pl.cyl.abs_diff(pos.cyl))
+            } else if pl.head != pos.head {
+                self.head_switch_ns
+            } else {
+                0.0
+            };
+            pos = HeadPos { cyl: pl.cyl, head: pl.head };
+            let here = (t / self.rev_ns).fract();
+            let mut wait = (self.angle(&pl) - here).rem_euclid(1.0);
+            if wait > 1.0 - 1e-9 {
+                wait = 0.0; // rounding: the sector is under the head now
+            }
+            t += wait * self.rev_ns;
+            if !chunk(lba, n, t, z.sector_ns) {
+                return (t, pos);
+            }
+            t += n as f64 * z.sector_ns;
+            lba += n;
+        }
+        (t, pos)
+    }
+
+    /// When sector `x` (exclusive end) of the background read-ahead is in the buffer.
+    fn bg_ready_at(&self, bg: &Background, x: u64) -> f64 {
+        if x <= bg.from {
+            return bg.t0;
+        }
+        let mut ready = bg.t0;
+        self.walk(bg.pos0, bg.t0, bg.from, bg.to, |lba, n, ts, sn| {
+            if x <= lba + n {
+                ready = ts + (x - lba) as f64 * sn;
+                false
+            } else {
+                true
+            }
+        });
+        ready
+    }
+
+    /// Stops the background read-ahead at time `t`: its segment keeps what was read, the head
+    /// stays on the track it was on.
+    fn stop_bg(&mut self, t: f64) {
+        let Some(bg) = self.bg.take() else { return };
+        let mut reached = bg.to;
+        let mut at = bg.pos0;
+        let (_, end_pos) = self.walk(bg.pos0, bg.t0, bg.from, bg.to, |lba, n, ts, sn| {
+            let pl = self.locate(lba);
+            at = HeadPos { cyl: pl.cyl, head: pl.head };
+            if t < ts + n as f64 * sn {
+                reached = if t <= ts { lba } else { lba + ((t - ts) / sn) as u64 };
+                false
+            } else {
+                true
+            }
+        });
+        self.pos = if reached == bg.to { end_pos } else { at };
+        self.segments[bg.seg].end = reached.max(self.segments[bg.seg].start);
+    }
+
+    fn touch(&mut self, seg: usize) {
+        self.use_clock += 1;
+        self.segments[seg].last_use = self.use_clock;
+    }
+
+    fn lru_segment(&self) -> usize {
+        let mut best = 0;
+        for (i, s) in self.segments.iter().enumerate() {
+            if !s.valid {
+                return i;
+            }
+            if s.last_use < self.segments[best].last_use {
+                best = i;
+            }
+        }
+        best
+    }
+
+    /// Writes `[a, b)` to the media from time `t`; returns the finish time.
+    fn media_write(&mut self, t: f64, a: u64, b: u64) -> f64 {
+        self.stop_bg(t);
+        let (f, pos) = self.walk(self.pos, t, a, b, |_, _, _, _| true);
+        self.pos = pos;
+        f
+    }
+
+    /// Destages unwritten data from the write cache, starting at `t`, while it starts before
+    /// `until` (idle time) or unconditionally when `until` is infinite; returns when it ends.
+    fn destage(&mut self, mut t: f64, until: f64) -> f64 {
+        while t < until {
+            let Some((a, b)) = self.pending.pop_front() else { break };
+            self.pending_sectors -= b - a;
+            t = self.media_write(t, a, b);
+        }
+        t
+    }
+
+    fn invalidate(&mut self, a: u64, b: u64, t: f64) {
+        if let Some(bg) = self.bg {
+            let s = self.segments[bg.seg];
+            if a < bg.to.max(s.end) && s.start < b {
+                self.stop_bg(t);
+            }
+        }
+        for s in &mut self.segments {
+            if s.valid && a < s.end && s.start < b {
+                s.valid = false;
+            }
+        }
+    }
+
+    fn read(&mut self, t0: f64, a: u64, b: u64) -> (f64, bool) {
+        let n = b - a;
+        let t = t0 + self.overhead_ns;
+        let bus = n as f64 * self.interface_ns_per_sector;
+        // Unwritten data in the write cache.
+        if self.pending.iter().any(|&(x, y)| x <= a && b <= y) {
+            return (t + bus, true);
+        }
+        // The segment the read-ahead is filling: a hit, or a wait for the head without a seek.
+        if let Some(bg) = self.bg {
+            let s = self.segments[bg.seg];
+            if s.valid && s.start <= a && b <= bg.to {
+                let ready = self.bg_ready_at(&bg, b);
+                let (finish, hit) = if ready <= t { (t + bus, true) } else { (ready.max(t + bus), false) };
+                self.slide(bg.seg, a, finish);
+                return (finish, hit);
+            }
+        }
+        // A segment holding the data.
+        if let Some(i) = self.segments.iter().position(|s| s.valid && s.start <= a && b <= s.end) {
+            if self.bg.map(|bg| bg.seg) != Some(i) {
+                self.stop_bg(t);
+            }
+            let finish = t + bus;
+            self.slide(i, a, finish);
+            return (finish, true);
+        }
+        // Miss: read from the media.
+        self.stop_bg(t);
+        let (finish, pos) = self.walk(self.pos, t, a, b, |_, _, _, _| true);
+        self.pos = pos;
+        if !self.segments.is_empty() {
+            let i = self.lru_segment();
+            let s = self.seg_sectors;
+            self.segments[i] = Segment { start: if n > s { b - s } else { a }, end: b, valid: true, last_use: 0 };
+            self.touch(i);
+            if self.p.read_ahead && n < s {
+                let to = (a + s).min(self.capacity);
+                if to > b {
+                    self.bg = Some(Background { seg: i, from: b, to, t0: finish, pos0: pos });
+                }
+            }
+        }
+        (finish, false)
+    }
+
+    /// After a read of `[a, ..)` served by segment `i`: keep the segment full ahead of the reader.
+    fn slide(&mut self, i: usize, a: u64, now: f64) {
+        self.touch(i);
+        if !self.p.read_ahead {
+            return;
+        }
+        let s = self.seg_sectors;
+        let want = (a + s).min(self.capacity);
+        match self.bg {
+            Some(ref mut bg) if bg.seg == i => {
+                if want > bg.to {
+                    bg.to = want;
+                }
+                self.segments[i].start = self.segments[i].start.max(want.saturating_sub(s));
+            }
+            _ => {
+                let seg = self.segments[i];
+                if want > seg.end {
+                    // The head restarts the read-ahead from where the segment ends.
+                    self.stop_bg(now);
+                    self.segments[i].start = seg.start.max(want.saturating_sub(s));
+                    self.bg = Some(Background { seg: i, from: seg.end, to: want, t0: now, pos0: self.pos });
+                }
+            }
+        }
+    }
+}
+
+impl Device for Hdd {
+    fn name(&self) -> String {
+        format!("hdd:{}", self.p.preset)
+    }
+
+    fn service(&mut self, req: &DeviceRequest, now_ns: u64) -> Service {
+        let start = now_ns.max(self.busy_until);
+        let a = req.sector % self.capacity;
+        let b = (a + req.sectors.max(1)).min(self.capacity);
+        let mut t = start as f64;
+        // Idle time before this request: destage the write cache.
+        if !self.pending.is_empty() {
+            let idle_from = self.busy_until as f64;
+            let end = self.destage(idle_from, now_ns as f64);
+            t = t.max(end);
+        }
+        let (finish, hit) = match req.op {
+            Op::Read => self.read(t, a, b),
+            Op::Write => {
+                self.invalidate(a, b, t);
+                if self.p.cache && self.p.write_cache {
+                    let limit = self.seg_sectors * self.segments.len() as u64;
+                    if self.pending_sectors + (b - a) > limit {
+                        t = self.destage(t, f64::INFINITY);
+                    }
+                    let finish = t + self.overhead_ns + (b - a) as f64 * self.interface_ns_per_sector;
+                    if b - a <= limit {
+                        self.pending.push_back((a, b));
+                        self.pending_sectors += b - a;
+                        (finish, true)
+                    } else {
+                        (self.media_write(t + self.overhead_ns, a, b), false)
+                    }
+                } else {
+                    (self.media_write(t + self.overhead_ns, a, b), false)
+                }
+            }
+        };
+        let finish = to_ns(finish, start);
+        self.busy_until = finish;
+        Service { start_ns: start, finish_ns: finish, cache_hit: hit }
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(&self.p).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("model".into(), "hdd".into());
+            o.insert("capacity_sectors".into(), self.capacity.into());
+            o.insert("revolution_ms".into(), (self.rev_ns / 1e6).into());
+            o.insert("cylinders".into(), (self.zones.len() as u64 * self.zones[0].cyls).into());
+            o.insert("sectors_per_track_outer".into(), self.zones[0].spt.into());
+            o.insert("sectors_per_track_inner".into(), self.zones[self.zones.len() - 1].spt.into());
+            o.insert("segment_bytes".into(), (self.seg_sectors * SECTOR).into());
+            o.insert(
+                "seek_curve".into(),
+                serde_json::json!({
+                    "model": "Ruemmler & Wilkes 1994: t2t + a*sqrt(d-1) up to knee, then linear",
+                    "a_ms": self.seek.a / 1e6,
+                    "knee_cylinders": self.seek.knee,
+                    "slope_ms_per_cylinder": self.seek.slope / 1e6,
+                    "weighted_mean_ms": self.seek.weighted_mean_ns() / 1e6,
+                }),
+            );
+        }
+        v
+    }
+
+    fn capacity_sectors(&self) -> Option<u64> {
+        Some(self.capacity)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::build;
+
+    fn hdd(spec: &str) -> Hdd {
+        Hdd::from_spec(Spec::parse(spec).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn seek_curve_meets_its_three_points() {
+        for (name, f) in PRESETS {
+            let p = f();
+            let d = hdd(&format!("hdd:{name}"));
+            let c = d.seek_curve();
+            assert!((c.time_ns(1) - p.seek_t2t_ms * 1e6).abs() < 1.0, "{name}");
+            assert!((c.time_ns(c.max_d) - p.seek_full_ms * 1e6).abs() < 1e3, "{name}");
+            assert!((c.weighted_mean_ns() - p.seek_avg_ms * 1e6).abs() < 1e4, "{name}: {}", c.weighted_mean_ns());
+            // Monotone and continuous at the knee.
+            let k = c.knee as u64;
+            assert!(c.time_ns(k + 1) >= c.time_ns(k) && c.time_ns(k) >= c.time_ns(k.saturating_sub(1).max(1)));
+        }
+        assert!(SeekCurve::fit(1e6, 9e6, 10e6, 10_000).is_err(), "average too close to full stroke");
+        assert!(SeekCurve::fit(5e6, 4e6, 10e6, 10_000).is_err());
+    }
+
+    #[test]
+    fn geometry_covers_capacity_and_zones_decrease() {
+        for (name, _) in PRESETS {
+            let d = hdd(&format!("hdd:{name}"));
+            let last = d.zones.last().unwrap();
+            let end = last.first_lba + last.cyls * last.spt * d.p.surfaces as u64;
+            assert!(end >= d.capacity, "{name}");
+            assert!(d.zones.windows(2).all(|w| w[0].spt >= w[1].spt), "{name}");
+            // Every sector maps to a place and back in order.
+            let mut prev = None;
+            for lba in [0, 1, d.zones[0].spt - 1, d.zones[0].spt, d.capacity / 2, d.capacity - 1] {
+                let pl = d.locate(lba);
+                assert!(pl.sector < d.zones[pl.zone].spt);
+                if let Some(q) = prev {
+                    assert!((pl.cyl, pl.head, pl.sector) > q || pl.cyl > q.0);
+                }
+                prev = Some((pl.cyl, pl.head, pl.sector));
+            }
+        }
+    }
+
+    #[test]
+    fn track_skew_avoids_a_lost_revolution() {
+        // A transfer crossing a track boundary costs the head switch, not a revolution; crossing
+        // into the next cylinder costs the track-to-track seek.
+        let d0 = hdd("hdd:wd7200,cache=off");
+        let (spt, sn) = (d0.zones[0].spt, d0.zones[0].sector_ns);
+        let span = |n: u64, first: u64| {
+            let mut d = d0.clone();
+            let s = d.service(&DeviceRequest::read(first, n), 50_000_000);
+            (s.finish_ns - s.start_ns) as f64
+        };
+        let within = span(spt - 1, 1);
+        let across = span(spt, 1);
+        assert!(across - within < d0.head_switch_ns + 2.0 * sn, "{} ns more for one sector", across - within);
+        let cyl = spt * d0.p.surfaces as u64;
+        let within = span(spt - 1, cyl - spt + 1);
+        let across = span(spt, cyl - spt + 1);
+        assert!(across - within < d0.seek.t2t_ns + 2.0 * sn, "{} ns more at a cylinder boundary", across - within);
+    }
+
+    #[test]
+    fn overrides_apply() {
+        let d = hdd("hdd:st3400620as,cache=off,segments=16,rpm=5400,seek_avg=10ms");
+        assert!(!d.p.cache && d.segments.is_empty());
+        assert_eq!(d.p.rpm, 5400.0);
+        assert_eq!(d.p.seek_avg_ms, 10.0);
+        assert!(build("hdd:st3400620as,seek_avg=30ms").is_err());
+        assert!(build("hdd:st3400620as,rate_inner=100").is_err());
+        assert!(build("hdd").is_err());
+    }
+
+    #[test]
+    fn writes_with_and_without_write_cache() {
+        let mut d = hdd("hdd:st3400620as");
+        let w = d.service(&DeviceRequest::write(1_000_000, 8), 0);
+        assert!(w.cache_hit && w.finish_ns < 500_000, "{w:?}");
+        // A read of the unwritten data hits.
+        let r = d.service(&DeviceRequest::read(1_000_000, 8), w.finish_ns);
+        assert!(r.cache_hit);
+        // Idle time destages it; a later far read pays a seek from there.
+        let r2 = d.service(&DeviceRequest::read(500_000_000, 8), 1_000_000_000);
+        assert!(!r2.cache_hit && d.pending.is_empty());
+        let mut d = hdd("hdd:st3400620as,write_cache=off");
+        let w = d.service(&DeviceRequest::write(1_000_000, 8), 0);
+        assert!(!w.cache_hit && w.finish_ns > 1_000_000, "{w:?}");
+    }
+}
