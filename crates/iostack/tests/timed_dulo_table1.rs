@@ -8,25 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use iostack::cache::lru::Lru;
 use iostack::cache::{block_key, split_block_key, Access, Evicted, Key, Policy};
-use iostack::device::{Device, DeviceRequest, Service};
 use iostack::engine::timed::{StackConfig, TimedRun};
 use iostack::trace::{FileRef, Op, Request, VecReader};
-
-/// Every request costs the same time (the paper's model of Table I).
-struct FixedCost(u64, u64);
-impl Device for FixedCost {
-    fn name(&self) -> String {
-        "fixed".into()
-    }
-    fn service(&mut self, _r: &DeviceRequest, now: u64) -> Service {
-        let start = now.max(self.1);
-        self.1 = start + self.0;
-        Service { start_ns: start, finish_ns: self.1, cache_hit: false }
-    }
-    fn parameters(&self) -> serde_json::Value {
-        serde_json::Value::Null
-    }
-}
 
 /// An LRU the test can look into after the run.
 struct Shared(Arc<Mutex<Lru>>);
@@ -124,7 +107,7 @@ fn config() -> StackConfig {
 
 fn run_prefix(n: usize) -> (iostack::engine::timed::TimedReport, Vec<String>) {
     let lru = Arc::new(Mutex::new(Lru::new(8)));
-    let run = TimedRun::with_parts(&config(), Box::new(Shared(lru.clone())), Box::new(FixedCost(9_500_000, 0))).unwrap();
+    let run = TimedRun::with_parts(&config(), Box::new(Shared(lru.clone())), iostack::device::build("fixed:9.5ms").unwrap()).unwrap();
     let report = run.run(&mut VecReader::new(trace(n))).unwrap();
     let l = layout();
     let names = lru

@@ -200,6 +200,9 @@ pub struct Engine {
     /// File sizes in pages inferred by the first pass: (is_device, id) -> pages.
     pub(crate) extents: hashbrown::HashMap<(bool, u64), u64, rustc_hash::FxBuildHasher>,
     pub(crate) c: Counters,
+    /// The device's capacity in pages, when the model has one: the size of a raw device read
+    /// as one file.
+    device_pages: Option<u64>,
 
     // Trace input.
     t0: Option<u64>,
@@ -223,6 +226,7 @@ impl Engine {
         layers: Vec<Box<dyn Layer>>,
         device: Box<dyn Device>,
     ) -> Engine {
+        let device_pages = device.capacity_sectors().map(|sec| sec * SECTOR / s.page_size);
         Engine {
             sectors_per_block: s.page_size / SECTOR,
             s,
@@ -261,6 +265,7 @@ impl Engine {
             ready: Vec::new(),
             extents: Default::default(),
             c: Counters::default(),
+            device_pages,
             t0: None,
             last_trace_ns: 0,
             input_done: false,
@@ -509,7 +514,9 @@ impl Engine {
                     };
                     (f.id, false, f.offset / ps, size)
                 }
-                None => (r.device as u64, true, first, self.extents.get(&(true, r.device as u64)).copied().unwrap_or(u64::MAX)),
+                None => (r.device as u64, true, first, self.device_pages.unwrap_or_else(|| {
+                    self.extents.get(&(true, r.device as u64)).copied().unwrap_or(u64::MAX)
+                })),
             };
             for b in first..end {
                 let file = FileView { id, is_device, index: first_index + (b - first), size_pages };

@@ -169,41 +169,7 @@ pub fn run_trace(
     run.run(&mut *open()?)
 }
 
-/// Builds the device a spec names.
+/// Builds the device a spec names (`iostack devices`).
 pub fn build_device(spec: &str) -> Result<Box<dyn Device>, ConfigError> {
-    fixed_cost::build(spec)
-}
-
-/// A fixed-cost device (every request costs the same time), until the device models land.
-mod fixed_cost {
-    use crate::device::{Device, DeviceRequest, Service};
-    use crate::error::ConfigError;
-
-    pub struct FixedCost {
-        cost_ns: u64,
-        free_at: u64,
-    }
-
-    pub fn build(spec: &str) -> Result<Box<dyn Device>, ConfigError> {
-        let (name, arg) = spec.split_once(':').unwrap_or((spec, "9.5ms"));
-        if name != "fixed" {
-            return Err(ConfigError::unknown("--device", "device", name, &["fixed"]));
-        }
-        let arg = arg.strip_prefix("cost=").unwrap_or(arg);
-        Ok(Box::new(FixedCost { cost_ns: crate::units::parse_duration_ns("--device", arg)?, free_at: 0 }))
-    }
-
-    impl Device for FixedCost {
-        fn name(&self) -> String {
-            format!("fixed:{}ns", self.cost_ns)
-        }
-        fn service(&mut self, _req: &DeviceRequest, now_ns: u64) -> Service {
-            let start = now_ns.max(self.free_at);
-            self.free_at = start + self.cost_ns;
-            Service { start_ns: start, finish_ns: self.free_at, cache_hit: false }
-        }
-        fn parameters(&self) -> serde_json::Value {
-            serde_json::json!({ "cost_ns": self.cost_ns })
-        }
-    }
+    crate::device::build(spec)
 }
