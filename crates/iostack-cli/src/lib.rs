@@ -27,6 +27,8 @@ enum Command {
     Policies(commands::policies::Args),
     /// Characterise a trace: footprint, mix, sizes, runs, distances, affinities, LRU MRC.
     Analyze(commands::analyze::Args),
+    /// Replay a trace through the timed stack: cache, prefetcher, scheduler, device.
+    Run(commands::run::Args),
 }
 
 /// Runs the command line with `args` (including the program name); returns the exit code.
@@ -47,6 +49,7 @@ where
         Command::Sim(a) => commands::sim::run(a, &out),
         Command::Policies(a) => commands::policies::run(a, &out),
         Command::Analyze(a) => commands::analyze::run(a, &out),
+        Command::Run(a) => commands::run::run(a, &out),
     };
     match result {
         Ok(()) => 0,

@@ -42,7 +42,7 @@ impl Boundary {
 
 /// A passive observer of the stream crossing one boundary (a locality probe, a dump writer).
 /// Requests below the cache carry pid 0 and no file: after merging they belong to no process.
-pub trait BoundaryObserver: Send {
+pub trait BoundaryObserver {
     fn observe(&mut self, r: &Request);
     /// Called once at the end; the value goes into the report under the boundary's name
     /// (`Null` to add nothing). An error (e.g. a failed write) fails the run.
@@ -456,7 +456,7 @@ impl Engine {
                 }
             }
         }
-        self.c.end_ns = self.now;
+        self.c.end_ns = self.c.end_ns.max(self.c.elapsed_ns);
         self.seqs.close(&mut self.c.device.sequences);
         // Unused prefetched and dirty blocks left in the cache.
         for st in self.blocks.values() {
@@ -939,6 +939,7 @@ impl Engine {
     /// A dispatched request completed: every block in its range is done.
     fn device_done(&mut self, slot: u32) {
         let r = self.in_device[slot as usize].take().expect("request in the device");
+        self.c.end_ns = self.now;
         self.in_device_free.push(slot);
         self.in_device_count -= 1;
         for b in r.block..r.end() {

@@ -21,10 +21,12 @@
 
 mod config;
 mod engine;
+mod observers;
 mod report;
 
 pub use config::{FileSizes, Processes, Replay, Resolved, StackConfig, Think, WritePolicy};
 pub use engine::{Boundary, BoundaryObserver};
+pub use observers::{DumpObserver, ProbeObserver};
 pub use report::{CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, SchedCounts, TimedReport};
 
 use crate::device::Device;

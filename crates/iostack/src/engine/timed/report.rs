@@ -224,7 +224,8 @@ pub struct TimedReport {
     pub resolved: serde_json::Value,
     /// Completion of the last request (from the first request's trace time).
     pub elapsed_ns: u64,
-    /// The last event (including write-back and prefetch still running after the last request).
+    /// The last completion, of a request or of a device request (write-back and prefetch may
+    /// still run after the last request).
     pub end_ns: u64,
     pub device_busy_ns: u64,
     pub device_requests: u64,
