@@ -29,6 +29,12 @@ enum Command {
     Analyze(commands::analyze::Args),
     /// Replay a trace through the timed stack: cache, prefetcher, scheduler, device.
     Run(commands::run::Args),
+    /// List the trace formats iostack reads and writes.
+    Formats(commands::formats::Args),
+    /// Convert a trace to another format (csv, bin, oracle-general).
+    Convert(commands::convert::Args),
+    /// Generate a synthetic workload (zipf, uniform, ...) as a trace file.
+    Gen(commands::gen::Args),
 }
 
 /// Runs the command line with `args` (including the program name); returns the exit code.
@@ -50,6 +56,9 @@ where
         Command::Policies(a) => commands::policies::run(a, &out),
         Command::Analyze(a) => commands::analyze::run(a, &out),
         Command::Run(a) => commands::run::run(a, &out),
+        Command::Formats(a) => commands::formats::run(a, &out),
+        Command::Convert(a) => commands::convert::run(a, &out),
+        Command::Gen(a) => commands::gen::run(a, &out),
     };
     match result {
         Ok(()) => 0,
