@@ -5,5 +5,6 @@ plots and reports on top.
 """
 
 from iostack._core import __version__
+from iostack.timed import run
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "run"]

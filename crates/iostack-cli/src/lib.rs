@@ -10,6 +10,7 @@ mod commands;
 pub mod output;
 
 pub use output::Output;
+pub use commands::analyze::capture as analyze_capture;
 
 #[derive(Parser, Debug)]
 #[command(name = "iostack", version, about = "Simulate and measure the storage I/O stack", long_about = None)]
@@ -24,6 +25,16 @@ enum Command {
     Sim(commands::sim::Args),
     /// List the replacement policies.
     Policies(commands::policies::Args),
+    /// Characterise a trace: footprint, mix, sizes, runs, distances, affinities, LRU MRC.
+    Analyze(commands::analyze::Args),
+    /// Replay a trace through the timed stack: cache, prefetcher, scheduler, device.
+    Run(commands::run::Args),
+    /// List the trace formats iostack reads and writes.
+    Formats(commands::formats::Args),
+    /// Convert a trace to another format (csv, bin, oracle-general).
+    Convert(commands::convert::Args),
+    /// Generate a synthetic workload (zipf, uniform, ...) as a trace file.
+    Gen(commands::gen::Args),
     /// Run a paper reproduction: the paper's figure beside iostack's.
     Repro(commands::repro::Args),
 }
@@ -45,6 +56,11 @@ where
     let result = match cli.command {
         Command::Sim(a) => commands::sim::run(a, &out),
         Command::Policies(a) => commands::policies::run(a, &out),
+        Command::Analyze(a) => commands::analyze::run(a, &out),
+        Command::Run(a) => commands::run::run(a, &out),
+        Command::Formats(a) => commands::formats::run(a, &out),
+        Command::Convert(a) => commands::convert::run(a, &out),
+        Command::Gen(a) => commands::gen::run(a, &out),
         Command::Repro(a) => commands::repro::run(a, &out),
     };
     match result {

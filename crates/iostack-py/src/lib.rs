@@ -2,6 +2,8 @@
 
 use pyo3::prelude::*;
 
+mod timed;
+
 /// Runs the `iostack` command line with `argv` (program name first); returns the exit code.
 #[pyfunction]
 fn main(py: Python<'_>, argv: Vec<String>) -> i32 {
@@ -12,5 +14,6 @@ fn main(py: Python<'_>, argv: Vec<String>) -> i32 {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(main, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    timed::register(m)?;
     Ok(())
 }

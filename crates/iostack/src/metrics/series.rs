@@ -21,14 +21,17 @@ use serde::{Deserialize, Serialize};
 use super::affinity::affinity;
 use super::stack_distance::FirstReference;
 
-/// Upper bound on the number of adaptive intervals.
+/// Upper bound on the number of adaptive intervals kept while reading.
 pub const MAX_POINTS: usize = 512;
+/// Upper bound on the number of adaptive intervals reported (merged at report time, exactly).
+pub const REPORT_POINTS: usize = 128;
 
 /// How the stream is cut into intervals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case", tag = "unit", content = "width")]
 pub enum IntervalSpec {
-    /// Request-count intervals whose width doubles to keep at most [`MAX_POINTS`] of them.
+    /// Request-count intervals whose width doubles to keep at most [`MAX_POINTS`] of them while
+    /// reading and [`REPORT_POINTS`] in the report.
     #[default]
     Auto,
     /// Intervals of this many nanoseconds of trace time.
@@ -195,6 +198,13 @@ impl Series {
 
     /// The intervals as reported, first references priced with `first` and `distinct`.
     pub fn report(&self, first: FirstReference, distinct: u64) -> SeriesReport {
+        if self.spec == IntervalSpec::Auto && self.points.len() > REPORT_POINTS {
+            let mut merged = self.clone();
+            while merged.points.len() > REPORT_POINTS {
+                merged.double();
+            }
+            return merged.report(first, distinct);
+        }
         let m = first.max_value(distinct);
         let width = self.base_width << self.level;
         let (unit, width_out) = match self.spec {
@@ -276,7 +286,7 @@ mod tests {
         let mut rng = rand_pcg::Pcg64::seed_from_u64(3);
         let keys: Vec<u64> = (0..5000).map(|_| rng.gen_range(0..400)).collect();
         let got = working_sets(IntervalSpec::Auto, &keys);
-        assert!(got.len() <= MAX_POINTS && got.len() > MAX_POINTS / 4);
+        assert!(got.len() <= REPORT_POINTS && got.len() > REPORT_POINTS / 4);
         let width = keys.len().div_ceil(got.len()).next_power_of_two();
         let want: Vec<u64> = keys.chunks(width).map(|c| c.iter().collect::<std::collections::HashSet<_>>().len() as u64).collect();
         assert_eq!(got, want);

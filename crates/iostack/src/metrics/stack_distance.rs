@@ -18,8 +18,8 @@
 //! so a reference costs one hash lookup, one prefix count (O(log n)) and two point updates.
 //!
 //! The time axis would grow with the stream; when it is full it is compacted: live marks are
-//! renumbered 0..live in order (which keeps every depth), and the axis is resized to twice the
-//! number of live keys. Memory stays proportional to the number of distinct keys, and the
+//! renumbered 0..live in order (which keeps every depth), and the axis is resized to four times
+//! the number of live keys. Memory stays proportional to the number of distinct keys, and the
 //! compaction cost is amortised O(1) per reference.
 
 use crate::cache::{Key, KeyMap};
@@ -119,21 +119,20 @@ impl Fenwick {
     }
 }
 
-/// Per-key state: the slot of the last use and a caller-defined payload.
-#[derive(Clone, Copy)]
-struct KeyState<P> {
-    slot: u32,
-    payload: P,
-}
-
 /// Computes LRU stack distances in O(log n) per reference.
 ///
 /// `P` is a per-key payload the caller may keep next to the stack entry (for instance the
 /// position of the last reference, to get reuse distances), so that one hash lookup serves both.
+///
+/// Keys get a dense id on their first reference; the time axis stores ids, so compaction renumbers
+/// slots by walking arrays, without hashing.
 pub struct StackDistance<P: Copy + Default = ()> {
-    map: KeyMap<KeyState<P>>,
-    /// Key at each slot (meaningful where the mark bit is set).
-    slot_key: Vec<Key>,
+    ids: KeyMap<u32>,
+    /// Slot of the last use, per id.
+    slot_of: Vec<u32>,
+    payload: Vec<P>,
+    /// Id at each slot (meaningful where the mark bit is set).
+    slot_id: Vec<u32>,
     /// One bit per slot: set when the slot is some key's last use.
     marks: Vec<u64>,
     fenwick: Fenwick,
@@ -145,6 +144,9 @@ pub struct StackDistance<P: Copy + Default = ()> {
 }
 
 const MIN_CAPACITY: u32 = 1 << 12;
+/// After a compaction the axis has room for this many times the live keys, so the next
+/// compaction comes after (GROWTH - 1) x live references: amortised O(1) work per reference.
+const GROWTH: usize = 4;
 
 impl<P: Copy + Default> Default for StackDistance<P> {
     fn default() -> Self {
@@ -162,8 +164,10 @@ impl<P: Copy + Default> StackDistance<P> {
         let capacity = (slots.clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
         let words = (capacity / 64) as usize;
         StackDistance {
-            map: KeyMap::default(),
-            slot_key: vec![0; capacity as usize],
+            ids: KeyMap::default(),
+            slot_of: Vec::new(),
+            payload: Vec::new(),
+            slot_id: vec![0; capacity as usize],
             marks: vec![0; words],
             fenwick: Fenwick::zeroed(words),
             now: 0,
@@ -174,7 +178,7 @@ impl<P: Copy + Default> StackDistance<P> {
 
     /// Number of distinct keys referenced so far.
     pub fn distinct(&self) -> u64 {
-        self.map.len() as u64
+        self.slot_of.len() as u64
     }
 
     /// Times the time axis was compacted (for tests and diagnostics).
@@ -191,69 +195,70 @@ impl<P: Copy + Default> StackDistance<P> {
         }
         let now = self.now;
         self.now += 1;
-        self.slot_key[now as usize] = key;
         let w = (now / 64) as usize;
         self.marks[w] |= 1u64 << (now % 64);
         self.fenwick.add(w, 1);
-        let live = self.map.len() as u32;
-        match self.map.entry(key) {
-            hashbrown::hash_map::Entry::Occupied(e) => {
-                let st = e.into_mut();
-                let old = st.slot;
-                let ow = (old / 64) as usize;
-                let bit = old % 64;
-                // Marks at or before `old`: prefix of whole words, then the bits of its word.
-                let upto = self.fenwick.prefix(ow) + (self.marks[ow] & ((2u64 << bit).wrapping_sub(1))).count_ones();
-                // `live` marks existed before this reference; those after `old` are the keys above.
-                let depth = live - upto;
-                self.marks[ow] &= !(1u64 << bit);
-                self.fenwick.add(ow, -1);
-                st.slot = now;
-                (Some(depth as u64), &mut st.payload)
-            }
-            hashbrown::hash_map::Entry::Vacant(e) => {
-                let st = e.insert(KeyState { slot: now, payload: P::default() });
-                (None, &mut st.payload)
-            }
+        let live = self.slot_of.len() as u32;
+        let id = *self.ids.entry(key).or_insert(live);
+        self.slot_id[now as usize] = id;
+        if id == live {
+            self.slot_of.push(now);
+            self.payload.push(P::default());
+            return (None, &mut self.payload[id as usize]);
         }
+        let old = std::mem::replace(&mut self.slot_of[id as usize], now);
+        let ow = (old / 64) as usize;
+        let bit = old % 64;
+        // Marks at or before `old`: prefix of whole words, then the bits of its word.
+        let upto = self.fenwick.prefix(ow) + (self.marks[ow] & ((2u64 << bit).wrapping_sub(1))).count_ones();
+        // `live` marks existed before this reference; those after `old` are the keys above it.
+        let depth = live - upto;
+        self.marks[ow] &= !(1u64 << bit);
+        self.fenwick.add(ow, -1);
+        (Some(depth as u64), &mut self.payload[id as usize])
     }
 
-    /// Renumbers the live marks 0..live in stream order and resizes the axis to twice that.
+    /// Renumbers the live marks 0..live in stream order and resizes the axis.
     #[cold]
     fn compact(&mut self) {
         self.compactions += 1;
-        let live = self.map.len();
-        let new_capacity = ((live * 2).clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
-        let mut new_keys: Vec<Key> = vec![0; new_capacity as usize];
+        let live = self.slot_of.len();
+        let new_capacity = ((live * GROWTH).clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
+        let mut new_ids: Vec<u32> = vec![0; new_capacity as usize];
         let mut next = 0u32;
         for (w, &word) in self.marks.iter().enumerate() {
             let mut bits = word;
             while bits != 0 {
                 let b = bits.trailing_zeros();
                 bits &= bits - 1;
-                let key = self.slot_key[w * 64 + b as usize];
-                new_keys[next as usize] = key;
-                self.map.get_mut(&key).expect("a marked slot belongs to a known key").slot = next;
+                let id = self.slot_id[w * 64 + b as usize];
+                new_ids[next as usize] = id;
+                self.slot_of[id as usize] = next;
                 next += 1;
             }
         }
         debug_assert_eq!(next as usize, live);
         let words = (new_capacity / 64) as usize;
         let mut marks = vec![0u64; words];
-        for s in 0..next {
-            marks[(s / 64) as usize] |= 1u64 << (s % 64);
+        for m in marks.iter_mut().take(live / 64) {
+            *m = u64::MAX;
+        }
+        if live % 64 != 0 {
+            marks[live / 64] = (1u64 << (live % 64)) - 1;
         }
         self.fenwick = Fenwick::from_counts(marks.iter().map(|w| w.count_ones()), words);
         self.marks = marks;
-        self.slot_key = new_keys;
+        self.slot_id = new_ids;
         self.now = next;
         self.capacity = new_capacity;
     }
 
     /// Bytes of memory held (map, axis, tree).
     pub fn memory_bytes(&self) -> usize {
-        self.map.capacity() * (std::mem::size_of::<(Key, KeyState<P>)>() + 1)
-            + self.slot_key.capacity() * 8
+        self.ids.capacity() * (std::mem::size_of::<(Key, u32)>() + 1)
+            + self.slot_of.capacity() * 4
+            + self.payload.capacity() * std::mem::size_of::<P>()
+            + self.slot_id.capacity() * 4
             + self.marks.capacity() * 8
             + self.fenwick.tree.capacity() * 4
     }

@@ -348,7 +348,7 @@ fn detect_header(line: &[u8]) -> Option<Detected> {
 ///
 /// - blkparse: `maj,min cpu seq sec.nsec pid action ...` (blank-separated);
 /// - FIU: nine blank-separated fields, the sixth `R` or `W`;
-/// - DiskSim: five blank-separated numbers;
+/// - DiskSim (MQSim flavour): five blank-separated integers;
 /// - ARC `.lis`: four blank-separated integers;
 /// - plain: one integer;
 /// - MSR: seven comma-separated fields, the fourth `Read` or `Write`;
@@ -388,7 +388,7 @@ pub fn classify_line(line: &[u8]) -> Option<Format> {
     if n == 9 && int(f[0]) && int(f[1]) && int(f[3]) && int(f[4]) && rw(f[5]) {
         return Some(Format::Fiu);
     }
-    if n == 5 && parse_f64(f[0]).is_some() && f[1..5].iter().all(|x| int(x)) {
+    if n == 5 && f[..5].iter().all(|x| int(x)) {
         return Some(Format::Disksim);
     }
     if n == 4 && f[..4].iter().all(|x| int(x)) {

@@ -13,14 +13,25 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Location, TraceError};
 
+pub mod alibaba;
+pub mod bin;
+pub mod blkparse;
 pub mod csv;
+pub mod disksim;
+pub mod fiu;
 pub mod format;
+pub mod generic;
 pub mod lis;
+pub mod msr;
 pub mod oracle;
 pub mod parse;
 pub mod plain;
 pub mod source;
+pub mod spc;
+pub mod systor;
+pub mod tencent;
 pub mod vscsi;
+pub mod write;
 
 pub use format::{Format, FormatInfo, FORMATS};
 use parse::{RecordReader, TextReader};
@@ -66,6 +77,42 @@ fn open_source(mut source: Source, detected: format::Detected, options: &ReaderO
         Format::Csv => Box::new(TextReader::new(source, csv::CsvParser::new(), skip)),
         Format::Plain => Box::new(TextReader::new(source, plain::PlainParser, skip)),
         Format::Lis => Box::new(TextReader::new(source, lis::LisParser::default(), skip)),
+        Format::Msr => Box::new(TextReader::new(source, msr::MsrParser::default(), skip)),
+        Format::Spc => Box::new(TextReader::new(source, spc::SpcParser, skip)),
+        Format::Blkparse => Box::new(TextReader::new(source, blkparse::BlkparseParser::new(options.blkparse_event), skip)),
+        Format::Fiu => Box::new(TextReader::new(source, fiu::FiuParser::default(), skip)),
+        Format::Alibaba => Box::new(TextReader::new(source, alibaba::AlibabaParser::default(), skip)),
+        Format::Tencent => Box::new(TextReader::new(source, tencent::TencentParser::default(), skip)),
+        Format::Systor => Box::new(TextReader::new(source, systor::SystorParser::default(), skip)),
+        Format::Disksim => Box::new(TextReader::new(source, disksim::DisksimParser, skip)),
+        Format::GenericCsv => {
+            let mapping = match &options.csv_mapping {
+                Some(m) => m.clone(),
+                None => {
+                    let head = source.peek(4096)?;
+                    let first = head.split(|&c| c == b'\n').next().unwrap_or(b"");
+                    let first = first.strip_suffix(b"\r").unwrap_or(first);
+                    if first.eq_ignore_ascii_case(b"version,time,op,size,lbn") {
+                        CsvMapping::parse(generic::CLOUDPHYSICS_MAPPING).expect("the built-in mapping parses")
+                    } else {
+                        return Err(TraceError::file(
+                            source.path(),
+                            "the generic-csv format needs a column mapping (--mapping offset=COL,...; see docs/formats.md)",
+                        ));
+                    }
+                }
+            };
+            let parser = generic::GenericParser::new(mapping).map_err(|e| TraceError::file(source.path(), e.to_string()))?;
+            Box::new(TextReader::new(source, parser, skip))
+        }
+        Format::Bin => {
+            let head = source.peek(bin::HEADER_SIZE)?;
+            if let Err(msg) = bin::check_header(head) {
+                return Err(TraceError::new(source.path(), Location::File, Some("header"), msg));
+            }
+            source.consume(bin::HEADER_SIZE);
+            Box::new(RecordReader::with_offset(source, bin::BinDecoder, skip, bin::HEADER_SIZE as u64)?)
+        }
         Format::OracleGeneral => Box::new(RecordReader::new(source, oracle::OracleGeneral::default(), skip)?),
         Format::Vscsi => {
             let version = vscsi::looks_like(source.peek(8 * 40)?);
@@ -83,7 +130,6 @@ fn open_source(mut source: Source, detected: format::Detected, options: &ReaderO
                 }
             }
         }
-        other => return Err(TraceError::file(source.path(), format!("no reader for format {other} yet"))),
     })
 }
 
@@ -184,9 +230,13 @@ pub enum BlkparseEvent {
     Complete,
 }
 
-/// Column mapping of the generic CSV format: 0-based column indices (or header names resolved to
-/// indices by the reader) and the units of offset, length and time.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Column mapping of the generic CSV format: which column holds which field, and the units.
+///
+/// Parsed from a mapping string by [`CsvMapping::parse`] (syntax in [`generic`] and
+/// docs/formats.md), e.g. `offset=4,length=5,op=3,time=0,time_unit=100ns,header=yes`.
+/// Columns are 0-based indices; columns given by header name are kept in `names` and resolved to
+/// indices when the reader reads the header.
+#[derive(Debug, Clone, PartialEq)]
 pub struct CsvMapping {
     pub time: Option<usize>,
     pub offset: usize,
@@ -196,6 +246,7 @@ pub struct CsvMapping {
     pub device: Option<usize>,
     pub file: Option<usize>,
     pub has_header: bool,
+    /// Field separator; `b' '` splits at runs of blanks (spaces and tabs).
     pub delimiter: u8,
     /// Multiplier from the offset column to bytes (1 for bytes, 512 for sectors).
     pub offset_unit: u64,
@@ -203,6 +254,53 @@ pub struct CsvMapping {
     pub length_unit: u64,
     /// Multiplier from the time column to nanoseconds.
     pub time_unit_ns: f64,
+    /// How the op column encodes reads and writes.
+    pub op_values: OpValues,
+    /// Length in bytes of every request when there is no length column.
+    pub default_length: u64,
+    /// Shift times so that the first request is at 0 (for absolute clocks such as Unix time).
+    pub shift_time: bool,
+    /// Fields given by column name: (field, column name), resolved against the header.
+    pub names: Vec<(String, String)>,
+}
+
+impl Default for CsvMapping {
+    fn default() -> Self {
+        CsvMapping {
+            time: None,
+            offset: 0,
+            length: None,
+            op: None,
+            pid: None,
+            device: None,
+            file: None,
+            has_header: false,
+            delimiter: b',',
+            offset_unit: 1,
+            length_unit: 1,
+            time_unit_ns: 1.0,
+            op_values: OpValues::Names,
+            default_length: csv::DEFAULT_LENGTH,
+            shift_time: true,
+            names: Vec::new(),
+        }
+    }
+}
+
+/// How a generic CSV op column says read or write.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OpValues {
+    /// `R`/`W`/`read`/`write`, any case.
+    #[default]
+    Names,
+    /// SCSI command codes in hex (`28` READ(10), `2a` WRITE(10), ...); other commands skipped.
+    Scsi,
+    /// `0` read, `1` write.
+    ZeroReadOneWrite,
+    /// `1` read, `0` write.
+    OneReadZeroWrite,
+    /// DiskSim flags: bit 0 set means read.
+    Flags,
 }
 
 /// A streaming source of requests.

@@ -1,0 +1,307 @@
+//! `iostack analyze`: characterise a trace without simulating anything.
+//!
+//! Footprint, read/write mix, request sizes, sequential runs, reuse and stack distances, stack
+//! and block affinity (Fox, Lojpur and Wang, Section 3), the LRU miss-ratio curve of every cache
+//! size from one pass (Mattson's stack algorithm) and the working set over time; see
+//! `iostack::metrics::workload`. A table by default, `--json` for the full report.
+//!
+//! `--plot DIR` draws PNG plots with matplotlib, so it is handled by the Python entry point
+//! (`python/iostack/cli.py`), which runs this same command through [`capture`] to get the report
+//! and then plots it. The Rust-only binary says so instead of silently skipping the plots.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use iostack::metrics::{analyze, AnalysisConfig, AnalysisReport, FirstReference, Granularity, IntervalSpec};
+use iostack::trace::{self, CsvMapping, Format, ReaderOptions};
+use iostack::units::Size;
+
+use crate::Output;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Trace file (format detected from name and content unless --format is given).
+    pub trace: PathBuf,
+    /// Trace format (see `iostack formats`); detected when absent.
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Column mapping of a generic CSV trace, e.g. `offset=2,length=3,op=1,time=0`.
+    #[arg(long)]
+    pub mapping: Option<String>,
+    /// Count and skip malformed lines or records instead of stopping at the first.
+    #[arg(long)]
+    pub skip_invalid: bool,
+    /// `block`: requests split into pages of --page-size; `object`: one object per request keyed
+    /// by its offset, as `iostack sim --mode object --unit-size`; `file`: whole files.
+    #[arg(long, default_value = "block", value_parser = ["block", "object", "file"])]
+    pub mode: String,
+    /// Block granularity in block mode: `512`, `4KiB`, `64KiB`, `sector`, `block`.
+    #[arg(long, default_value = "4096")]
+    pub page_size: String,
+    /// Accepted for symmetry with `iostack sim`: object mode always counts one unit per object.
+    #[arg(long)]
+    pub unit_size: bool,
+    /// Stack distance of a first reference: `distinct` (Max = distinct keys of the trace), a
+    /// fixed Max, or `exclude` to leave first references out.
+    #[arg(long, default_value = "distinct")]
+    pub first_reference: String,
+    /// Intervals of the series over time: `auto`, a duration (`10s`, `1h`) or `N` requests
+    /// (`100000req`).
+    #[arg(long, default_value = "auto")]
+    pub interval: String,
+    /// Cache sizes for the miss-ratio curve, comma separated: counts of units (`1000,5000`) or
+    /// byte sizes converted with the page size (`64MiB,1GiB`). Default: powers of two up to the
+    /// size where only first references miss.
+    #[arg(long, value_delimiter = ',')]
+    pub mrc_sizes: Option<Vec<String>>,
+    /// Print the full report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Write PNG plots (MRC, affinity over time, distance histograms) into DIR; needs the
+    /// Python package (`pip install iostack`).
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+}
+
+/// The analysis configuration and reader options the arguments describe.
+pub fn config(args: &Args) -> anyhow::Result<(AnalysisConfig, Option<Format>, ReaderOptions)> {
+    let unit = match args.mode.as_str() {
+        "block" => match Granularity::parse("--page-size", &args.page_size)? {
+            Granularity::Bytes(p) => p,
+            _ => anyhow::bail!("--page-size: `{}` is not a size in bytes", args.page_size),
+        },
+        _ => 1,
+    };
+    let granularity = match args.mode.as_str() {
+        "block" => Granularity::Bytes(unit),
+        "object" => Granularity::Object,
+        _ => Granularity::File,
+    };
+    let first_reference: FirstReference = args.first_reference.parse().map_err(|e: String| anyhow::anyhow!("--first-reference: {e}"))?;
+    let interval = IntervalSpec::parse("--interval", &args.interval)?;
+    let mrc_sizes = match &args.mrc_sizes {
+        None => None,
+        Some(list) => {
+            let mut v = Vec::with_capacity(list.len());
+            for s in list {
+                let size = match Size::parse("--mrc-sizes", s)? {
+                    Size::Bytes(_) if args.mode != "block" => anyhow::bail!("--mrc-sizes: `{s}` is a byte size; in {} mode give counts of objects", args.mode),
+                    sz => sz.in_units(unit),
+                };
+                if size == 0 {
+                    anyhow::bail!("--mrc-sizes: `{s}` is smaller than one unit");
+                }
+                v.push(size);
+            }
+            Some(v)
+        }
+    };
+    let format = args.format.as_deref().map(Format::from_name).transpose()?;
+    let csv_mapping = args.mapping.as_deref().map(CsvMapping::parse).transpose()?;
+    let options = ReaderOptions { skip_invalid: args.skip_invalid, csv_mapping, ..Default::default() };
+    Ok((AnalysisConfig { granularity, first_reference, interval, mrc_sizes }, format, options))
+}
+
+/// Runs the analysis the arguments describe.
+pub fn report(args: &Args) -> anyhow::Result<AnalysisReport> {
+    let (cfg, format, options) = config(args)?;
+    let mut reader = trace::open(&args.trace, format, &options)?;
+    let rep = analyze(&mut *reader, cfg).with_context(|| format!("analysing {}", args.trace.display()))?;
+    Ok(rep)
+}
+
+pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
+    if let Some(dir) = &args.plot {
+        anyhow::bail!(
+            "--plot {}: plots are drawn with matplotlib by the Python package; install it (`pip install iostack`) and run its `iostack` command, or use --json and plot the report yourself",
+            dir.display()
+        );
+    }
+    let rep = report(&args)?;
+    print_report(&rep, args.json, out)
+}
+
+fn print_report(rep: &AnalysisReport, json: bool, out: &Output) -> anyhow::Result<()> {
+    if json {
+        out.print(&(serde_json::to_string_pretty(rep)? + "\n"))
+    } else {
+        out.print(&table(rep))
+    }
+}
+
+/// Runs `iostack analyze ...` (`argv` with the program name first) and returns the exit code and
+/// the report as JSON. `--plot DIR` is accepted and left to the caller (the Python entry point
+/// draws the plots); with `print_output` the usual table or JSON is printed as well.
+pub fn capture(argv: Vec<String>, print_output: bool) -> (i32, Option<String>) {
+    #[derive(clap::Parser, Debug)]
+    #[command(name = "iostack analyze")]
+    struct One {
+        #[command(flatten)]
+        args: Args,
+    }
+    use clap::Parser as _;
+    let rest: Vec<String> = argv.iter().take(1).cloned().chain(argv.iter().skip(2).cloned()).collect();
+    let one = match One::try_parse_from(rest) {
+        Ok(o) => o,
+        Err(e) => {
+            let _ = e.print();
+            return (e.exit_code(), None);
+        }
+    };
+    let out = Output::stdout();
+    let result = report(&one.args).and_then(|rep| {
+        if print_output {
+            print_report(&rep, one.args.json, &out)?;
+        }
+        Ok(serde_json::to_string(&rep)?)
+    });
+    match result {
+        Ok(json) => (0, Some(json)),
+        Err(e) => {
+            eprintln!("iostack: error: {e:#}");
+            (1, None)
+        }
+    }
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_else(|| "-".into())
+}
+
+fn num(x: Option<f64>) -> String {
+    match x {
+        None => "-".into(),
+        Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => format!("{}", v as i64),
+        Some(v) => format!("{v:.2}"),
+    }
+}
+
+fn bytes(b: u64) -> String {
+    const U: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < U.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
+}
+
+fn range(lo: u64, hi: u64) -> String {
+    if hi == lo + 1 {
+        format!("{lo}")
+    } else {
+        format!("{lo}-{}", hi - 1)
+    }
+}
+
+/// The human-readable report.
+pub fn table(r: &AnalysisReport) -> String {
+    let mut s = String::new();
+    let l = &r.locality;
+    let unit = match r.page_size {
+        Some(p) => format!("{p}-byte blocks"),
+        None => format!("{}s", r.mode),
+    };
+    let _ = writeln!(s, "trace          {}", r.trace);
+    let _ = writeln!(s, "mode           {} ({unit})", r.mode);
+    let _ = writeln!(s, "requests       {}{}", r.requests, if r.skipped_invalid > 0 { format!(" ({} malformed skipped)", r.skipped_invalid) } else { String::new() });
+    if let (Some(a), Some(b)) = (r.first_time_ns, r.last_time_ns) {
+        let _ = writeln!(s, "duration       {:.3} s", (b - a) as f64 / 1e9);
+    }
+    let _ = writeln!(s, "devices        {}", r.devices);
+    let _ = writeln!(s, "reads          {} ({}), {}", r.ops.reads, pct(r.ops.read_fraction), bytes(r.ops.read_bytes));
+    let _ = writeln!(s, "writes         {} ({}), {}", r.ops.writes, pct(r.ops.read_fraction.map(|f| 1.0 - f)), bytes(r.ops.write_bytes));
+    let _ = writeln!(
+        s,
+        "footprint      {} {unit}{}",
+        r.footprint_units,
+        r.footprint_bytes.map(|b| format!(" = {}", bytes(b))).unwrap_or_default()
+    );
+    let sz = &r.request_size;
+    let _ = writeln!(s, "request size   mean {}, median {}, min {}, max {} bytes", num(sz.mean), num(sz.median), num(sz.min.map(|v| v as f64)), num(sz.max.map(|v| v as f64)));
+    let q = &r.sequential;
+    let _ = writeln!(
+        s,
+        "sequential     {} of requests continue the previous one; {} runs, mean {} requests ({}), longest {}",
+        pct(q.sequential_fraction),
+        q.runs,
+        num(q.mean_run_requests),
+        q.mean_run_bytes.map(|b| bytes(b as u64)).unwrap_or_else(|| "-".into()),
+        q.longest_run_requests
+    );
+    let _ = writeln!(s);
+    let _ = writeln!(s, "locality (Fox, Lojpur and Wang)    mean     median");
+    let _ = writeln!(s, "  stack affinity (temporal)        {:<8} {}", num(r.stack_affinity.mean.map(|v| (v * 1e4).round() / 1e4)), num(r.stack_affinity.median.map(|v| (v * 1e4).round() / 1e4)));
+    let _ = writeln!(s, "  block affinity (spatial)         {:<8} {}", num(r.block_affinity.mean.map(|v| (v * 1e4).round() / 1e4)), num(r.block_affinity.median.map(|v| (v * 1e4).round() / 1e4)));
+    let _ = writeln!(s, "  stack distance                   {:<8} {}", num(l.stack_distance.mean), num(l.stack_distance.median));
+    let _ = writeln!(s, "  block distance                   {:<8} {}", num(l.block_distance.mean), num(l.block_distance.median));
+    let _ = writeln!(s, "  reuse distance                   {:<8} {}", num(l.reuse_distance.mean), num(l.reuse_distance.median));
+    let fr = match l.stack_distance.first_reference_max {
+        Some(m) => format!("counted at Max = {m}"),
+        None => "left out".into(),
+    };
+    let _ = writeln!(s, "  first references                 {} ({fr})", l.stack_distance.first_references);
+    let _ = writeln!(s);
+    let _ = writeln!(s, "distance histograms (references per log2 bucket)");
+    let _ = writeln!(s, "  {:<22} {:>12} {:>12} {:>12}", "distance", "stack", "block", "reuse");
+    let max_bucket = [&l.stack_distance, &l.block_distance, &l.reuse_distance].iter().flat_map(|d| d.histogram.iter().map(|b| b.lo)).max();
+    if let Some(maxlo) = max_bucket {
+        let count = |h: &[iostack::metrics::affinity::Bucket], lo: u64| h.iter().find(|b| b.lo == lo).map(|b| b.count).unwrap_or(0);
+        let mut k = 0usize;
+        loop {
+            let (lo, hi) = iostack::metrics::affinity::log2_bucket_bounds(k);
+            if lo > maxlo {
+                break;
+            }
+            let _ = writeln!(
+                s,
+                "  {:<22} {:>12} {:>12} {:>12}",
+                range(lo, hi),
+                count(&l.stack_distance.histogram, lo),
+                count(&l.block_distance.histogram, lo),
+                count(&l.reuse_distance.histogram, lo)
+            );
+            k += 1;
+            if k > 64 {
+                break;
+            }
+        }
+    }
+    let _ = writeln!(s, "  {:<22} {:>12} {:>12} {:>12}", "first reference", l.stack_distance.first_references, 0, l.reuse_distance.first_references);
+    let _ = writeln!(s);
+    let _ = writeln!(s, "LRU miss ratio (one pass, Mattson's stack algorithm)");
+    match &r.mrc_requests {
+        Some(req) => {
+            let _ = writeln!(s, "  {:>14} {:>14} {:>12} {:>14}", "cache blocks", "cache bytes", "block miss", "request miss");
+            for (p, q) in r.mrc.iter().zip(req) {
+                let _ = writeln!(s, "  {:>14} {:>14} {:>12} {:>14}", p.cache_size, bytes(p.cache_size * r.page_size.unwrap_or(1)), format!("{:.4}", p.miss_ratio), format!("{:.4}", q.miss_ratio));
+            }
+        }
+        None => {
+            let _ = writeln!(s, "  {:>14} {:>12}", format!("cache {}s", r.mode), "miss ratio");
+            for p in &r.mrc {
+                let _ = writeln!(s, "  {:>14} {:>12}", p.cache_size, format!("{:.4}", p.miss_ratio));
+            }
+        }
+    }
+    let pts = &l.series.points;
+    if !pts.is_empty() {
+        let _ = writeln!(s);
+        let unit = if l.series.unit == "ns" { "s" } else { "requests" };
+        let _ = writeln!(s, "over time ({} intervals of {} {unit}; up to 10 shown, --json for all)", pts.len(), if l.series.unit == "ns" { format!("{:.3}", l.series.width as f64 / 1e9) } else { l.series.width.to_string() });
+        let _ = writeln!(s, "  {:>14} {:>10} {:>12} {:>10} {:>10}", "start", "requests", "working set", "stack aff", "block aff");
+        let step = pts.len().div_ceil(10);
+        for p in pts.iter().step_by(step) {
+            let start = if l.series.unit == "ns" { format!("{:.3}", p.start as f64 / 1e9) } else { p.start.to_string() };
+            let f = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
+            let _ = writeln!(s, "  {:>14} {:>10} {:>12} {:>10} {:>10}", start, p.requests, p.working_set, f(p.stack_affinity), f(p.block_affinity));
+        }
+    }
+    s
+}

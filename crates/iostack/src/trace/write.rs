@@ -1,0 +1,348 @@
+//! Trace writers: iostack CSV, iostack binary, and libCacheSim oracleGeneral.
+//!
+//! [`create`] opens a writer on a path; [`convert`] streams a reader into a writer the safe way:
+//! it refuses to write over its input, writes to a temporary file beside the output and renames
+//! it over the output only when everything was written, so a failure (a malformed input line, a
+//! full disk, an interrupt) never leaves a half-written output and never touches the input.
+//!
+//! CSV and binary outputs whose name ends in `.zst`, `.gz`, `.xz` or `.bz2` are compressed;
+//! oracleGeneral is not (libCacheSim maps it, and its next-access field is patched in place).
+
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use super::format::Format;
+use super::{bin, Op, ReaderOptions, Request, TraceReader};
+use crate::error::{ConfigError, Error, Location, TraceError};
+
+/// A sink of requests in one format.
+pub trait TraceWriter {
+    fn write(&mut self, r: &Request) -> Result<(), TraceError>;
+
+    fn write_all(&mut self, rs: &[Request]) -> Result<(), TraceError> {
+        for r in rs {
+            self.write(r)?;
+        }
+        Ok(())
+    }
+
+    /// Completes the file (flushes, patches what needs the whole trace); returns the number of
+    /// requests written.
+    fn finish(self: Box<Self>) -> Result<u64, TraceError>;
+}
+
+/// Formats iostack can write.
+pub const WRITABLE: &[Format] = &[Format::Csv, Format::Bin, Format::OracleGeneral];
+
+/// The output format a file name asks for: `*.oracleGeneral.bin` / `*.oracleGeneral`
+/// oracleGeneral, `*.csv` iostack CSV, `*.iostack` / `*.bin` iostack binary (a compression
+/// extension after these is allowed for CSV and binary).
+pub fn format_for_output(path: &Path) -> Option<Format> {
+    let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+    let (stem, _) = split_compression(&name);
+    if stem.ends_with(".oraclegeneral.bin") || stem.ends_with(".oraclegeneral") {
+        Some(Format::OracleGeneral)
+    } else if stem.ends_with(".csv") {
+        Some(Format::Csv)
+    } else if stem.ends_with(".iostack") || stem.ends_with(".bin") {
+        Some(Format::Bin)
+    } else {
+        None
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OutCompression {
+    None,
+    Zstd,
+    Gzip,
+    Xz,
+    Bzip2,
+}
+
+fn split_compression(name: &str) -> (&str, OutCompression) {
+    for (ext, c) in [(".zst", OutCompression::Zstd), (".gz", OutCompression::Gzip), (".xz", OutCompression::Xz), (".bz2", OutCompression::Bzip2)] {
+        if let Some(stem) = name.strip_suffix(ext) {
+            return (stem, c);
+        }
+    }
+    (name, OutCompression::None)
+}
+
+/// The output format for `path`: `format` when given, else from the name; the error lists the
+/// choices.
+pub fn output_format(path: &Path, format: Option<Format>) -> Result<Format, ConfigError> {
+    let f = match format {
+        Some(f) => f,
+        None => format_for_output(path).ok_or_else(|| {
+            ConfigError::new(
+                "--to",
+                format!(
+                    "cannot tell the output format from the name `{}`; name it *.csv, *.iostack (or *.bin) or *.oracleGeneral.bin, or give --to csv|bin|oracle-general",
+                    path.display()
+                ),
+            )
+        })?,
+    };
+    if !WRITABLE.contains(&f) {
+        return Err(ConfigError::new("--to", format!("iostack cannot write {f}; it writes csv, bin and oracle-general")));
+    }
+    Ok(f)
+}
+
+fn sink(path: &Path, file: File) -> Result<Box<dyn Write>, TraceError> {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let io = |e: io::Error| TraceError::io(path, &e);
+    let w = BufWriter::with_capacity(1 << 20, file);
+    Ok(match split_compression(&name).1 {
+        OutCompression::None => Box::new(w),
+        OutCompression::Zstd => Box::new(zstd::stream::write::Encoder::new(w, 3).map_err(io)?.auto_finish()),
+        OutCompression::Gzip => Box::new(flate2::write::GzEncoder::new(w, flate2::Compression::default())),
+        OutCompression::Xz => Box::new(xz2::write::XzEncoder::new(w, 6)),
+        OutCompression::Bzip2 => Box::new(bzip2::write::BzEncoder::new(w, bzip2::Compression::default())),
+    })
+}
+
+/// Opens a writer of `format` that writes `path` (created or truncated). `name` decides the
+/// compression (it is `path` itself except when writing to a temporary file).
+fn create_named(path: &Path, name: &Path, format: Format) -> Result<Box<dyn TraceWriter>, Error> {
+    let format = output_format(name, Some(format))?;
+    // Read access too: the oracleGeneral writer maps the file to patch it.
+    let file = fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path).map_err(|e| TraceError::io(path, &e))?;
+    Ok(match format {
+        Format::Csv => Box::new(CsvWriter::new(path, sink(name, file)?)?),
+        Format::Bin => Box::new(BinWriter::new(path, sink(name, file)?)?),
+        Format::OracleGeneral => {
+            let lower = name.to_string_lossy().to_ascii_lowercase();
+            if split_compression(&lower).1 != OutCompression::None {
+                return Err(ConfigError::new("--to", "oracleGeneral output cannot be compressed (libCacheSim maps the file)").into());
+            }
+            Box::new(OracleWriter::new(path, file))
+        }
+        _ => unreachable!("output_format admits only writable formats"),
+    })
+}
+
+/// Opens a writer of `format` on `path` (created or truncated).
+pub fn create(path: &Path, format: Format) -> Result<Box<dyn TraceWriter>, Error> {
+    create_named(path, path, format)
+}
+
+/// iostack CSV: header `time_ns,pid,op,offset,length,device,file,file_offset,file_size`; the file
+/// columns are empty for requests without a file, `file_size` empty when unknown.
+pub struct CsvWriter {
+    out: Box<dyn Write>,
+    path: PathBuf,
+    line: Vec<u8>,
+    n: u64,
+}
+
+pub const CSV_HEADER: &str = "time_ns,pid,op,offset,length,device,file,file_offset,file_size\n";
+
+impl CsvWriter {
+    pub fn new(path: &Path, mut out: Box<dyn Write>) -> Result<CsvWriter, TraceError> {
+        out.write_all(CSV_HEADER.as_bytes()).map_err(|e| TraceError::io(path, &e))?;
+        Ok(CsvWriter { out, path: path.to_path_buf(), line: Vec::with_capacity(128), n: 0 })
+    }
+}
+
+impl TraceWriter for CsvWriter {
+    #[inline]
+    fn write(&mut self, r: &Request) -> Result<(), TraceError> {
+        let mut b = itoa::Buffer::new();
+        let l = &mut self.line;
+        l.clear();
+        l.extend_from_slice(b.format(r.time_ns).as_bytes());
+        l.push(b',');
+        l.extend_from_slice(b.format(r.pid).as_bytes());
+        l.push(b',');
+        l.push(if r.op == Op::Write { b'W' } else { b'R' });
+        l.push(b',');
+        l.extend_from_slice(b.format(r.offset).as_bytes());
+        l.push(b',');
+        l.extend_from_slice(b.format(r.length).as_bytes());
+        l.push(b',');
+        l.extend_from_slice(b.format(r.device).as_bytes());
+        l.push(b',');
+        if let Some(f) = r.file {
+            l.extend_from_slice(b.format(f.id).as_bytes());
+            l.push(b',');
+            l.extend_from_slice(b.format(f.offset).as_bytes());
+            l.push(b',');
+            if let Some(s) = f.size {
+                l.extend_from_slice(b.format(s).as_bytes());
+            }
+        } else {
+            l.extend_from_slice(b",,");
+        }
+        l.push(b'\n');
+        self.n += 1;
+        self.out.write_all(l).map_err(|e| TraceError::io(&self.path, &e))
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<u64, TraceError> {
+        self.out.flush().map_err(|e| TraceError::io(&self.path, &e))?;
+        drop(self.out);
+        Ok(self.n)
+    }
+}
+
+/// iostack binary (layout in [`bin`]).
+pub struct BinWriter {
+    out: Box<dyn Write>,
+    path: PathBuf,
+    n: u64,
+}
+
+impl BinWriter {
+    pub fn new(path: &Path, mut out: Box<dyn Write>) -> Result<BinWriter, TraceError> {
+        out.write_all(&bin::header()).map_err(|e| TraceError::io(path, &e))?;
+        Ok(BinWriter { out, path: path.to_path_buf(), n: 0 })
+    }
+}
+
+impl TraceWriter for BinWriter {
+    #[inline]
+    fn write(&mut self, r: &Request) -> Result<(), TraceError> {
+        let mut rec = [0u8; bin::RECORD_SIZE];
+        self.n += 1;
+        bin::encode(r, &mut rec).ok_or_else(|| {
+            TraceError::new(&self.path, Location::Record(self.n), Some("length"), format!("{} bytes does not fit the binary format's 32-bit length", r.length))
+        })?;
+        self.out.write_all(&rec).map_err(|e| TraceError::io(&self.path, &e))
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<u64, TraceError> {
+        self.out.flush().map_err(|e| TraceError::io(&self.path, &e))?;
+        drop(self.out);
+        Ok(self.n)
+    }
+}
+
+/// libCacheSim oracleGeneral: obj_id = offset / 512, obj_size = length, time = whole seconds of
+/// time_ns. Records are written with a placeholder next-access field; `finish` maps the file and
+/// fills it in one backward pass (memory: one map entry per distinct object), with libCacheSim's
+/// convention: the 1-based position of the next request for the same obj_id, -1 if none.
+pub struct OracleWriter {
+    out: BufWriter<File>,
+    path: PathBuf,
+    n: u64,
+}
+
+impl OracleWriter {
+    pub fn new(path: &Path, file: File) -> OracleWriter {
+        OracleWriter { out: BufWriter::with_capacity(1 << 20, file), path: path.to_path_buf(), n: 0 }
+    }
+}
+
+impl TraceWriter for OracleWriter {
+    #[inline]
+    fn write(&mut self, r: &Request) -> Result<(), TraceError> {
+        self.n += 1;
+        let err = |field: &str, msg: String| TraceError::new(&self.path, Location::Record(self.n), Some(field), msg);
+        let secs = r.time_ns / 1_000_000_000;
+        let time = u32::try_from(secs).map_err(|_| err("time", format!("{secs} s does not fit oracleGeneral's 32-bit time")))?;
+        let size = u32::try_from(r.length).map_err(|_| err("obj_size", format!("{} bytes does not fit oracleGeneral's 32-bit size", r.length)))?;
+        let mut rec = [0u8; 24];
+        rec[0..4].copy_from_slice(&time.to_le_bytes());
+        rec[4..12].copy_from_slice(&(r.offset / 512).to_le_bytes());
+        rec[12..16].copy_from_slice(&size.to_le_bytes());
+        rec[16..24].copy_from_slice(&(-1i64).to_le_bytes());
+        self.out.write_all(&rec).map_err(|e| TraceError::io(&self.path, &e))
+    }
+
+    fn finish(self: Box<Self>) -> Result<u64, TraceError> {
+        let path = self.path;
+        let file = self.out.into_inner().map_err(|e| TraceError::io(&path, e.error()))?;
+        if self.n == 0 {
+            return Ok(0);
+        }
+        // SAFETY: the file was just written by this writer and is not shared.
+        let mut map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(|e| TraceError::io(&path, &e))?;
+        let mut next: rustc_hash::FxHashMap<u64, i64> = Default::default();
+        for (i, rec) in map.chunks_exact_mut(24).enumerate().rev() {
+            let id = u64::from_le_bytes(rec[4..12].try_into().expect("8 bytes"));
+            let vtime = i as i64 + 1;
+            let after = next.insert(id, vtime).unwrap_or(-1);
+            rec[16..24].copy_from_slice(&after.to_le_bytes());
+        }
+        map.flush().map_err(|e| TraceError::io(&path, &e))?;
+        Ok(self.n)
+    }
+}
+
+/// What a conversion did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConvertStats {
+    pub input_format: Format,
+    pub output_format: Format,
+    pub requests: u64,
+    /// Malformed input lines or records skipped (with `skip_invalid`).
+    pub skipped: u64,
+}
+
+/// Whether two paths are the same file (also through links), when both exist.
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(ma), Ok(mb)) = (fs::metadata(a), fs::metadata(b)) {
+            return ma.dev() == mb.dev() && ma.ino() == mb.ino();
+        }
+    }
+    match (fs::canonicalize(a), fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Streams `reader` into a new `output` of `format` through a temporary file renamed at the end.
+pub fn write_atomic(reader: &mut dyn TraceReader, output: &Path, format: Format) -> Result<u64, Error> {
+    let dir = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = output.file_name().ok_or_else(|| ConfigError::new("OUTPUT", format!("`{}` is not a file name", output.display())))?;
+    let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+    let result = (|| -> Result<u64, Error> {
+        let mut w = create_named(&tmp, output, format)?;
+        let mut buf = Vec::with_capacity(1 << 14);
+        loop {
+            buf.clear();
+            if reader.read_batch(&mut buf, 1 << 14)? == 0 {
+                break;
+            }
+            w.write_all(&buf)?;
+        }
+        let n = w.finish()?;
+        fs::rename(&tmp, output).map_err(|e| TraceError::io(output, &e))?;
+        Ok(n)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Converts `input` (format detected when `None`) into `output` (format from its name when
+/// `None`). Refuses to write over the input.
+pub fn convert(
+    input: &Path,
+    input_format: Option<Format>,
+    options: &ReaderOptions,
+    output: &Path,
+    output_format_: Option<Format>,
+) -> Result<ConvertStats, Error> {
+    if same_file(input, output) || input == output {
+        return Err(ConfigError::new("OUTPUT", format!("`{}` is the input; write the conversion to another file", output.display())).into());
+    }
+    let out_format = output_format(output, output_format_)?;
+    let in_format = match input_format {
+        Some(f) => f,
+        None => super::detect_format(input)?,
+    };
+    let mut reader = super::open(input, Some(in_format), options)?;
+    let requests = write_atomic(&mut *reader, output, out_format)?;
+    Ok(ConvertStats { input_format: in_format, output_format: out_format, requests, skipped: reader.skipped() })
+}
