@@ -35,6 +35,8 @@ enum Command {
     Convert(commands::convert::Args),
     /// Generate a synthetic workload (zipf, uniform, ...) as a trace file.
     Gen(commands::gen::Args),
+    /// List the device presets and their parameters (--measure for measured figures).
+    Devices(commands::devices::Args),
     /// Run a paper reproduction: the paper's figure beside iostack's.
     Repro(commands::repro::Args),
 }
@@ -61,6 +63,7 @@ where
         Command::Formats(a) => commands::formats::run(a, &out),
         Command::Convert(a) => commands::convert::run(a, &out),
         Command::Gen(a) => commands::gen::run(a, &out),
+        Command::Devices(a) => commands::devices::run(a, &out),
         Command::Repro(a) => commands::repro::run(a, &out),
     };
     match result {

@@ -251,4 +251,127 @@ mod no_panic {
             }
         }
     }
+
+    const VALID: &[(Format, &str)] = &[
+        (Format::Csv, "time_ns,pid,op,offset,length,device,file,file_offset,file_size\n1,2,W,4096,512,0,3,0,8192\n5,2,R,0,512,1,,,\n"),
+        (Format::Msr, "128166385295514663,hm,0,Write,9056014336,2048,2833\n128166385295514878,hm,0,Read,11855351808,512,2617\n"),
+        (Format::Spc, "0,20941264,8192,W,0.551706\n1,20939840,512,r,0.554041\n"),
+        (Format::Blkparse, "  8,16   5        2     0.000001850 18615  Q   R 1444645666 + 256 [java]\nCPU0 (8,16):\n"),
+        (Format::Fiu, "89966527045403 4892 syslogd 904265560 8 W 6 0 531e779ca2\n"),
+        (Format::Alibaba, "0,R,126703644672,4096,1577808000000087\n"),
+        (Format::Tencent, "1538323200,4247200,128,1,1058\n1538323199,13896880,128,0,1063\n"),
+        (Format::Systor, "Timestamp,Response,IOType,LUN,Offset,Size\n1456095145.133076000,0.000806000,R,0,899056122368,131072\n"),
+        (Format::Lis, "1 1 0 0\n2 300 0 0\n"),
+        (Format::Disksim, "11413000 0 657728 16 1\n"),
+        (Format::Plain, "42932745\n42932746\n"),
+        (Format::GenericCsv, "1,4096,512,W,7,1,3\n"),
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        /// Valid lines with random bytes replaced, inserted or cut never panic their reader.
+        #[test]
+        fn mutated_lines(which in 0..VALID.len(), edits in proptest::collection::vec((any::<usize>(), proptest::sample::select(&b"0123456789-+,. x\n\0\xffeE:"[..])), 1..6), cut in any::<usize>()) {
+            let (format, text) = VALID[which];
+            let mut bytes = text.as_bytes().to_vec();
+            for (pos, b) in edits {
+                let i = pos % (bytes.len() + 1);
+                if pos % 3 == 0 { bytes.insert(i, b) } else if i < bytes.len() { bytes[i] = b }
+            }
+            bytes.truncate(bytes.len() - cut % (bytes.len() / 4 + 1));
+            let d = tempfile::tempdir().unwrap();
+            let p = file(d.path(), "m", &bytes);
+            let mapping = CsvMapping::parse("time=0,offset=1,length=2,op=3,pid=4,device=5,file=6,time_unit=s").unwrap();
+            for skip in [false, true] {
+                let o = ReaderOptions { skip_invalid: skip, csv_mapping: Some(mapping.clone()), ..Default::default() };
+                let _ = read(&p, Some(format), &o);
+            }
+            let _ = read(&p, None, &ReaderOptions::default());
+        }
+    }
+}
+
+#[test]
+fn vscsi_v2_records() {
+    let d = tempfile::tempdir().unwrap();
+    let mut bytes = Vec::new();
+    for (i, cmd) in [(0u64, 0x28u16), (1, 0x2a), (2, 0x12), (3, 0x88)] {
+        bytes.extend_from_slice(&cmd.to_le_bytes());
+        bytes.extend_from_slice(&0x0200u16.to_le_bytes()); // ver: v2
+        bytes.extend_from_slice(&(i as u32).to_le_bytes()); // sn
+        bytes.extend_from_slice(&(4096u32 * (i as u32 + 1)).to_le_bytes()); // len
+        bytes.extend_from_slice(&1u32.to_le_bytes()); // nSG
+        bytes.extend_from_slice(&(1000 + i * 8).to_le_bytes()); // lbn
+        bytes.extend_from_slice(&(5_000_000 + i * 10).to_le_bytes()); // ts_us
+        bytes.extend_from_slice(&7u64.to_le_bytes()); // rt
+    }
+    let p = file(d.path(), "v2.bin", &bytes);
+    let v = ok(&p, None);
+    // The INQUIRY (0x12) record moves no data and is passed over.
+    assert_eq!(v.len(), 3);
+    assert_eq!(v[0], Request { time_ns: 0, offset: 1000 * 512, length: 4096, pid: 0, device: 0, op: Op::Read, file: None });
+    assert_eq!((v[1].op, v[1].offset, v[1].time_ns), (Op::Write, 1008 * 512, 10_000));
+    assert_eq!((v[2].op, v[2].length, v[2].time_ns), (Op::Read, 16384, 30_000));
+}
+
+#[test]
+fn msr_hosts_become_devices() {
+    let d = tempfile::tempdir().unwrap();
+    let p = file(
+        d.path(),
+        "m.csv",
+        b"128166385295514663,hm,1,Write,4096,512,2833\n128166385295514763,src1,0,Read,0,4096,10\n128166385295514863,hm,1,read,8192,512,1\n",
+    );
+    let v = ok(&p, None);
+    assert_eq!(v.iter().map(|r| r.device).collect::<Vec<_>>(), vec![1, 1 << 16, 1]);
+    assert_eq!((v[1].time_ns, v[2].op), (10_000, Op::Read));
+    let p = file(d.path(), "m2.csv", b"128166385295514663,hm,1,Erase,4096,512,2833\n");
+    let e = err(&p, Some(Format::Msr));
+    assert!(e.ends_with("m2.csv: line 1: field `Type`: `Erase` is not Read or Write"), "{e}");
+}
+
+#[test]
+fn lis_and_plain_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let p = file(d.path(), "a.lis", b"10 3 0 0\n20 0 0 1\n5 1 0 2\n");
+    let v = ok(&p, None);
+    assert_eq!(v.iter().map(|r| r.offset / 512).collect::<Vec<_>>(), vec![10, 11, 12, 5]);
+    let p = file(d.path(), "b.lis", b"10 3 0 0\n20 x 0 1\n");
+    let e = err(&p, None);
+    assert!(e.ends_with("b.lis: line 2: field `n_blocks`: `x` is not a number"), "{e}");
+    let p = file(d.path(), "c.lis", b"18446744073709551615 2 0 0\n");
+    assert!(err(&p, None).contains("out of range"));
+    let p = file(d.path(), "ids.txt", b"1\n2\n3 4\n");
+    let e = err(&p, Some(Format::Plain));
+    assert!(e.contains("line 3: field `id`"), "{e}");
+}
+
+#[test]
+fn blkparse_skips_summaries_and_other_events() {
+    let d = tempfile::tempdir().unwrap();
+    let text = "  8,0    3        1     0.000000000  697  A  WS 4097 + 8 <- (8,1) 2049\n\
+                \x20 8,0    3        2     0.000001000  697  Q  WS 4097 + 8 [jbd2/sda1-8]\n\
+                \x20 8,0    3        3     0.000002000  697  Q  FWS [jbd2/sda1-8]\n\
+                \x20 8,0    3        4     0.000003000  697  m   N cfq697 insert_request\n\
+                \x20 8,0    1        5     0.000004000  700  Q   R 100 + 16 [cat]\n\
+                CPU3 (8,0):\n Reads Queued:           1,        8KiB\t Writes Queued:           1,        4KiB\n\
+                Total (8,0):\nThroughput (R/W): 0KiB/s / 0KiB/s\nEvents (8,0): 5 entries\n";
+    let p = file(d.path(), "trace.blkparse", text.as_bytes());
+    let v = ok(&p, None);
+    assert_eq!(v.len(), 2);
+    assert_eq!(v[0], Request { time_ns: 1000, offset: 4097 * 512, length: 4096, pid: 697, device: 8 << 20, op: Op::Write, file: None });
+    assert_eq!((v[1].pid, v[1].op, v[1].length), (700, Op::Read, 8192));
+    let p = file(d.path(), "bad.blkparse", b"  8,0 3 2 0.0000010 697 Q WS 40x7 + 8 [jbd2]\n");
+    let e = err(&p, None);
+    assert!(e.ends_with("line 1: field `sector`: `40x7` is not a number"), "{e}");
+}
+
+#[test]
+fn byte_order_mark_and_mapping_without_format() {
+    let d = tempfile::tempdir().unwrap();
+    let p = file(d.path(), "bom.csv", b"\xef\xbb\xbfoffset,op\n4096,W\n");
+    assert_eq!(ok(&p, None)[0].offset, 4096);
+    let p = file(d.path(), "g.dat", b"7;100\n");
+    let o = ReaderOptions { csv_mapping: Some(CsvMapping::parse("time=0,offset=1,delimiter=;").unwrap()), ..Default::default() };
+    assert_eq!(read(&p, None, &o).unwrap()[0].offset, 100);
 }

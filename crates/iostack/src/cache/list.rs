@@ -108,6 +108,12 @@ impl<T> Slab<T> {
         } else {
             let s = self.nodes.len() as Slot;
             assert!(s != NIL, "slab full");
+            if self.nodes.len() == self.nodes.capacity() {
+                // Grow by an eighth, not by doubling: a cache fills its slab once and keeps it,
+                // so doubling's slack (up to half the slab) would stay as metadata for good.
+                // Still geometric, so amortized O(1).
+                self.nodes.reserve_exact((self.nodes.capacity() / 8).max(64));
+            }
             self.nodes.push(Node { prev: NIL, next: NIL, value });
             s
         }

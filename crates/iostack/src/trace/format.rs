@@ -274,7 +274,7 @@ fn undetected(path: &Path, why: &str) -> TraceError {
 }
 
 fn detect_binary(path: &Path, head: &[u8], total_len: Option<u64>) -> Result<Detected, TraceError> {
-    let fits = |size: usize| total_len.map_or(true, |l| l % size as u64 == 0) && head.len() >= size;
+    let fits = |size: usize| !matches!(total_len, Some(l) if l % size as u64 != 0) && head.len() >= size;
     let vscsi = fits(32) && super::vscsi::looks_like(head).is_some() || fits(40) && super::vscsi::looks_like(head) == Some(2);
     let oracle = fits(24) && super::oracle::looks_like(head);
     match (vscsi, oracle) {
@@ -286,6 +286,7 @@ fn detect_binary(path: &Path, head: &[u8], total_len: Option<u64>) -> Result<Det
 }
 
 fn detect_text(path: &Path, head: &[u8]) -> Result<Detected, TraceError> {
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
     // Whole lines only: the last line of the window may be cut.
     let cut = if head.len() >= 4096 { memchr::memrchr(b'\n', head).unwrap_or(head.len()) } else { head.len() };
     let mut lines = head[..cut]
@@ -362,7 +363,11 @@ pub fn classify_line(line: &[u8]) -> Option<Format> {
     if memchr::memchr(b',', line).is_some() {
         let mut f = [&b""[..]; 8];
         let n = split_delim(line, b',', &mut f);
-        if n == 7 && matches!(super::parse::trim(f[3]), b"Read" | b"Write") && int(f[0]) && int(f[2]) && int(f[4]) && int(f[5]) {
+        let rw_word = |s: &[u8]| {
+            let s = super::parse::trim(s);
+            s.eq_ignore_ascii_case(b"read") || s.eq_ignore_ascii_case(b"write")
+        };
+        if n == 7 && rw_word(f[3]) && int(f[0]) && int(f[2]) && int(f[4]) && int(f[5]) {
             return Some(Format::Msr);
         }
         if n >= 5 && int(f[0]) && int(f[1]) && int(f[2]) && rw(f[3]) && parse_f64(f[4]).is_some() {

@@ -41,12 +41,14 @@ use source::Source;
 ///
 /// `format` is the trace's format; `None` detects it from the content and the file name (see
 /// [`format`] for the rules) and fails with a message asking for `--format` when they do not
-/// decide. Compressed files (zstd, xz, gzip, bzip2) are decompressed on the fly, recognised by
+/// decide (a `csv_mapping` in `options` implies generic CSV). Compressed files (zstd, xz, gzip, bzip2) are decompressed on the fly, recognised by
 /// their magic bytes.
 pub fn open(path: &Path, format: Option<Format>, options: &ReaderOptions) -> Result<Box<dyn TraceReader>, TraceError> {
     let mut source = Source::open(path)?;
     let detected = match format {
         Some(f) => format::Detected::Format(f),
+        // A column mapping only makes sense for generic CSV.
+        None if options.csv_mapping.is_some() => format::Detected::Format(Format::GenericCsv),
         None => {
             let len = source.known_len();
             let head = source.peek(64 * 1024)?;

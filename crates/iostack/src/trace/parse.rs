@@ -305,6 +305,8 @@ impl<P: LineParser> TextReader<P> {
                 return Ok(None);
             };
             self.line_no += 1;
+            // A UTF-8 byte-order mark, as some Windows tools write, is not part of the header.
+            let line = if self.line_no == 1 { line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line) } else { line };
             let first = line.iter().position(|&c| c != b' ' && c != b'\t');
             let Some(first) = first else { continue };
             if line[first] == b'#' {

@@ -177,13 +177,16 @@ pub trait ObjectSampler: Send {
     fn next_object(&mut self, rng: &mut Pcg64Mcg) -> u64;
 }
 
+/// Builds a generator's sampler from the common settings and its own parameters.
+pub type BuildSampler = fn(&Common, &mut GenParams) -> Result<Box<dyn ObjectSampler>, ConfigError>;
+
 /// One registered generator.
 pub struct GeneratorInfo {
     pub name: &'static str,
     pub summary: &'static str,
     /// The generator's own parameters, with a one-line description each.
     pub params: &'static [(&'static str, &'static str)],
-    pub build: fn(&Common, &mut GenParams) -> Result<Box<dyn ObjectSampler>, ConfigError>,
+    pub build: BuildSampler,
 }
 
 /// Every generator, in the order `iostack gen --list` shows them.
@@ -265,13 +268,12 @@ impl SyntheticReader {
             Op::Read
         };
         let pid = if c.processes > 1 { 1 + self.aux_rng.gen_range(0..c.processes) } else { 1 };
-        let file = if self.per_file == 0 {
-            None
-        } else {
-            let f = obj / self.per_file;
+        let file = if let Some(f) = obj.checked_div(self.per_file) {
             let first = f * self.per_file;
             let count = self.per_file.min(c.objects - first);
             Some(FileRef { id: f, offset: (obj - first) * c.object_size, size: Some(count * c.object_size) })
+        } else {
+            None
         };
         self.produced += 1;
         Request { time_ns, offset: obj * c.object_size, length: c.object_size, pid, device: 0, op, file }
