@@ -37,6 +37,7 @@ use crate::trace::{FileRef, Op, Request, TraceReader};
 pub mod uniform;
 pub mod zipf;
 pub mod spc2;
+pub mod mixed_files;
 
 /// How requests arrive.
 #[derive(Debug, Clone, Copy, PartialEq)]
