@@ -7,6 +7,7 @@
 //! parameterised (block numbers, seeds) so that tests can vary them.
 
 pub mod dulo_table1;
+pub mod dulo_trends;
 pub mod prefetch_cache;
 pub mod split_experiment;
 pub mod split_tables;
@@ -126,6 +127,7 @@ pub static REPROS: &[ReproInfo] = &[
     split_tables::INFO_TABLE4,
     split_experiment::INFO_FIG1,
     split_experiment::INFO_FIG4,
+    dulo_trends::INFO,
 ];
 
 /// Looks a reproduction up by name (case-insensitive).

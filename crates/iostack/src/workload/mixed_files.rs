@@ -64,16 +64,16 @@ impl Default for MixedFilesConfig {
     fn default() -> Self {
         MixedFilesConfig {
             data_files: 4,
-            data_file_blocks: 2048,
-            passes: 3,
+            data_file_blocks: 16_384,
+            passes: 8,
             scan_read_blocks: 8,
-            index_blocks: 4096,
-            index_reads: 6000,
-            hot_fraction: 0.2,
-            hot_share: 0.8,
-            small_files: 400,
+            index_blocks: 32_768,
+            index_reads: 20_000,
+            hot_fraction: 0.25,
+            hot_share: 0.95,
+            small_files: 2000,
             small_file_max_blocks: 16,
-            small_reads: 1500,
+            small_reads: 1000,
             aged: false,
             fragment_blocks: 16.0,
             disk_blocks: 39_062_500, // 160 GB of 4 KiB blocks (the paper's WD disk)
@@ -227,7 +227,7 @@ mod tests {
         assert_eq!(runs(&fresh), 1, "data files laid end to end");
         let aged = MixedFilesConfig { aged: true, ..cfg.clone() }.requests().unwrap();
         let n = runs(&aged);
-        let expected = (4 * 2048) as f64 / 16.0;
+        let expected = (4 * 16_384) as f64 / 16.0;
         assert!(n as f64 > expected * 0.7 && (n as f64) < expected * 1.3, "{n} runs");
         // Same blocks of each file are read, whatever the layout.
         let blocks = |r: &[Request], pid| r.iter().filter(|q| q.pid == pid).map(|q| q.length).sum::<u64>();
@@ -235,7 +235,7 @@ mod tests {
         assert_eq!(blocks(&fresh, 3), blocks(&aged, 3));
         // File offsets are continuous within each scanned file.
         for r in aged.iter().filter(|r| r.pid == 1) {
-            assert!(r.file.unwrap().offset + r.length <= 2048 * 4096);
+            assert!(r.file.unwrap().offset + r.length <= 16_384 * 4096);
         }
     }
 
