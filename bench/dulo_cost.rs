@@ -18,7 +18,7 @@ use iostack::engine::timed::{StackConfig, TimedRun};
 use iostack::trace::{Request, VecReader};
 use iostack::workload::mixed_files::MixedFilesConfig;
 
-const REPEAT: usize = 3;
+const REPEAT: usize = 5;
 
 fn timed(policy: &str, cache: u64, reqs: &[Request]) -> (f64, f64) {
     let cfg = StackConfig {

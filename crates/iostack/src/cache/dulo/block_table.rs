@@ -7,8 +7,11 @@
 //! below it, so that a whole subtree whose newest timestamp is older than a threshold can be
 //! freed without visiting its leaves (the paper's reclamation under memory pressure).
 //!
-//! Block numbers have 48 bits ([`crate::cache::BLOCK_BITS`]); with 9 bits per level the tree has
-//! five directory levels above the leaves (the root uses only the top 3 bits). Nodes are
+//! Geometry: as in the paper's Figure 2, two directory levels above the leaves, 9 bits each, so
+//! one tree covers 2^27 blocks (512 GiB of 4 KiB blocks). Block numbers have up to 48 bits
+//! ([`crate::cache::BLOCK_BITS`]); the roots of the trees of a device are found by hashing the
+//! device and the bits above 27 (a page table would add directory levels instead; a hash lookup
+//! costs one probe where three more levels would cost three dependent loads). Nodes are
 //! allocated on first use and recycled through free lists, so steady-state recording never
 //! allocates.
 //!
@@ -21,8 +24,15 @@ use rustc_hash::FxHashMap;
 /// Entries per node: 2^9, one 4 KiB page of 8-byte entries.
 const FANOUT_BITS: u32 = 9;
 const FANOUT: usize = 1 << FANOUT_BITS;
-/// Directory levels above the leaves (48 block-number bits = 5 x 9 + 3).
-const DIR_LEVELS: u32 = 5;
+/// Directory levels above the leaves of one tree (27 bits = 3 x 9 per tree).
+const DIR_LEVELS: u32 = 2;
+/// Block-number bits one tree covers.
+const TREE_BITS: u32 = FANOUT_BITS * (DIR_LEVELS + 1);
+
+#[inline]
+fn root_key(device: u32, lbn: u64) -> u64 {
+    ((device as u64) << 32) | (lbn >> TREE_BITS)
+}
 const NONE: u32 = u32::MAX;
 
 /// A block's two most recent fetch timestamps (0 = none).
@@ -55,11 +65,28 @@ struct LeafNode {
 /// The block tables of all devices.
 #[derive(Default)]
 pub struct BlockTable {
-    roots: FxHashMap<u32, u32>,
+    roots: FxHashMap<u64, u32>,
     dirs: Vec<Box<DirNode>>,
     free_dirs: Vec<u32>,
     leaves: Vec<Box<LeafNode>>,
     free_leaves: Vec<u32>,
+    /// The path to the leaf recorded last. Fetches are mostly clustered (a prefetch set, a
+    /// sequential scan), so the next record usually lands in the same leaf: the walk is skipped
+    /// and the directory entries on the path are brought up to date only when the path changes
+    /// (or before a reclamation), which gives them the same newest stamps.
+    last: Option<LastPath>,
+}
+
+#[derive(Clone, Copy)]
+struct LastPath {
+    device: u32,
+    /// LBN >> FANOUT_BITS: the leaf's span.
+    span: u64,
+    leaf: u32,
+    /// (directory node, entry) from the root down.
+    path: [(u32, u16); DIR_LEVELS as usize],
+    /// Newest stamp recorded through this path and not yet written to its directories.
+    newest: u32,
 }
 
 /// `a` is older than `b` on the wrapping clock.
@@ -107,11 +134,22 @@ impl BlockTable {
     /// Returns the block's stamps after the update.
     pub fn record(&mut self, device: u32, lbn: u64, now: u32) -> Stamps {
         debug_assert!(now != 0);
-        let root = match self.roots.get(&device) {
+        if let Some(last) = self.last.as_mut() {
+            if last.device == device && last.span == lbn >> FANOUT_BITS {
+                last.newest = now;
+                let leaf = last.leaf;
+                let bte = &mut self.leaves[leaf as usize].bte[index_at(lbn, DIR_LEVELS)];
+                *bte = Stamps { recent: now, previous: bte.recent };
+                return *bte;
+            }
+        }
+        self.flush_last();
+        let mut path = [(0u32, 0u16); DIR_LEVELS as usize];
+        let root = match self.roots.get(&root_key(device, lbn)) {
             Some(&r) => r,
             None => {
                 let r = self.alloc_dir();
-                self.roots.insert(device, r);
+                self.roots.insert(root_key(device, lbn), r);
                 r
             }
         };
@@ -119,6 +157,7 @@ impl BlockTable {
         for level in 0..DIR_LEVELS {
             let i = index_at(lbn, level);
             self.dirs[node as usize].newest[i] = now;
+            path[level as usize] = (node, i as u16);
             let child = self.dirs[node as usize].child[i];
             let child = if child == NONE {
                 let c = if level + 1 == DIR_LEVELS { self.alloc_leaf() } else { self.alloc_dir() };
@@ -129,9 +168,19 @@ impl BlockTable {
             };
             node = child;
         }
+        self.last = Some(LastPath { device, span: lbn >> FANOUT_BITS, leaf: node, path, newest: now });
         let bte = &mut self.leaves[node as usize].bte[index_at(lbn, DIR_LEVELS)];
         *bte = Stamps { recent: now, previous: bte.recent };
         *bte
+    }
+
+    /// Writes the newest stamp of the last path into its directory entries.
+    fn flush_last(&mut self) {
+        if let Some(last) = self.last.take() {
+            for (node, i) in last.path {
+                self.dirs[node as usize].newest[i as usize] = last.newest;
+            }
+        }
     }
 
     /// The stamps of a block (zero if never recorded or reclaimed).
@@ -140,7 +189,7 @@ impl BlockTable {
     }
 
     fn leaf_slot(&self, device: u32, lbn: u64) -> Option<(u32, usize)> {
-        let mut node = *self.roots.get(&device)?;
+        let mut node = *self.roots.get(&root_key(device, lbn))?;
         for level in 0..DIR_LEVELS {
             let c = self.dirs[node as usize].child[index_at(lbn, level)];
             if c == NONE {
@@ -165,7 +214,8 @@ impl BlockTable {
     /// threshold, and all the subdirectories and BTEs under it will be removed accordingly").
     /// Returns the number of nodes freed.
     pub fn reclaim(&mut self, threshold: u32) -> usize {
-        let roots: Vec<(u32, u32)> = self.roots.iter().map(|(&d, &r)| (d, r)).collect();
+        self.flush_last();
+        let roots: Vec<(u64, u32)> = self.roots.iter().map(|(&d, &r)| (d, r)).collect();
         let mut freed = 0;
         for (device, root) in roots {
             freed += self.reclaim_dir(root, 0, threshold);
@@ -259,7 +309,7 @@ mod tests {
         t.record(0, 1 << 30, 100);
         let (d, l) = t.nodes();
         assert_eq!(l, 2);
-        assert!(d >= 6);
+        assert!(d >= 4, "{d}");
         let freed = t.reclaim(50);
         assert!(freed >= 1);
         assert_eq!(t.lookup(0, 10), Stamps::default(), "old subtree freed");
