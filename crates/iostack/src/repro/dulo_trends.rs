@@ -5,7 +5,8 @@
 //! Workloads (`workload::mixed_files`): a mixed one (sequential scans of large files beside
 //! random index reads and small-file reads, in the spirit of BLAST and PostMark), a purely
 //! sequential one (the scans alone: TPC-H) and a purely random one (index and small-file reads:
-//! diff), at several cache sizes. Policies: `lru`, `linux` (the two-list policy) and `dulo`.
+//! diff), at several cache sizes. Policies: `lru`, `linux` (the two-list policy), `dulo`, and
+//! `dulo-linux` (the paper's prototype: DULO on Linux's inactive list).
 //!
 //! What the paper reports, and what is checked: on the mixed workload DULO raises the disk
 //! access sequence sizes (fewer size-1 sequences, a CDF shifted right), and cuts I/O and
@@ -19,7 +20,7 @@ use crate::engine::timed::{StackConfig, TimedReport, TimedRun};
 use crate::trace::VecReader;
 use crate::workload::mixed_files::MixedFilesConfig;
 
-pub const POLICIES: [&str; 3] = ["lru", "linux", "dulo"];
+pub const POLICIES: [&str; 4] = ["lru", "linux", "dulo", "dulo-linux"];
 pub const DEVICE: &str = "hdd:wd7200";
 
 /// Measurements of one run.

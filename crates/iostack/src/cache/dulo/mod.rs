@@ -67,7 +67,8 @@
 //!
 //! The Linux variant (Section 4.1; `linux.rs`, policy `dulo-linux`): the prototype kept Linux's
 //! active and inactive lists and applied DULO to the inactive list only (staging and eviction
-//! sections within it), keeping the inactive list at least twice the eviction section.
+//! sections within it), keeping the inactive list at least twice the eviction section; iostack
+//! builds it on the `linux` policy's two-list core.
 //!
 //! What a fetch is here: every `insert` (a block entering the cache, on demand or by prefetch)
 //! ticks the clock. `remove` is taken to mean the block's data is gone (invalidated), so its

@@ -179,6 +179,13 @@ impl DuloStack {
     /// A block fetched from disk enters the top of the stack: the disk access clock ticks and the
     /// block table records the fetch (Section 3.2).
     pub fn insert_fetched(&mut self, key: Key, size: u64) {
+        let stamps = self.record_fetch(key);
+        self.admit(key, size, stamps, false);
+    }
+
+    /// Ticks the disk access clock for a fetch of `key` and records it in the block table;
+    /// returns the block's stamps (for an owner that places the block itself).
+    pub fn record_fetch(&mut self, key: Key) -> Stamps {
         self.clock += 1;
         if self.clock as u32 == 0 {
             self.clock += 1; // 0 means "no timestamp" in the table
@@ -186,7 +193,19 @@ impl DuloStack {
         let (device, lbn) = split_block_key(key);
         let stamps = self.table.record(device, lbn, self.clock as u32);
         self.maybe_reclaim();
-        self.admit(key, size, stamps, false);
+        stamps
+    }
+
+    /// The stamps the block table holds for `key`.
+    pub fn table_stamps(&self, key: Key) -> Stamps {
+        let (device, lbn) = split_block_key(key);
+        self.table.lookup(device, lbn)
+    }
+
+    /// Resets the block-table entry of `key` (its data is gone).
+    pub fn forget_history(&mut self, key: Key) {
+        let (device, lbn) = split_block_key(key);
+        self.table.reset(device, lbn);
     }
 
     /// A block that was cached elsewhere (the Linux active list) enters the top of the stack
