@@ -28,6 +28,8 @@ enum Command {
     Policies(commands::policies::Args),
     /// Characterise a trace: footprint, mix, sizes, runs, distances, affinities, LRU MRC.
     Analyze(commands::analyze::Args),
+    /// Replay a trace through the timed stack: cache, prefetcher, scheduler, device.
+    Run(commands::run::Args),
     /// List the trace formats iostack reads and writes.
     Formats(commands::formats::Args),
     /// Convert a trace to another format (csv, bin, oracle-general).
@@ -38,6 +40,8 @@ enum Command {
     Demo(commands::demo::Args),
     /// List the device presets and their parameters (--measure for measured figures).
     Devices(commands::devices::Args),
+    /// Run a paper reproduction: the paper's figure beside iostack's.
+    Repro(commands::repro::Args),
 }
 
 /// Runs the command line with `args` (including the program name); returns the exit code.
@@ -58,11 +62,13 @@ where
         Command::Sim(a) => commands::sim::run(a, &out),
         Command::Policies(a) => commands::policies::run(a, &out),
         Command::Analyze(a) => commands::analyze::run(a, &out),
+        Command::Run(a) => commands::run::run(a, &out),
         Command::Formats(a) => commands::formats::run(a, &out),
         Command::Convert(a) => commands::convert::run(a, &out),
         Command::Gen(a) => commands::gen::run(a, &out),
         Command::Demo(a) => commands::demo::run(a, &out),
         Command::Devices(a) => commands::devices::run(a, &out),
+        Command::Repro(a) => commands::repro::run(a, &out),
     };
     match result {
         Ok(()) => 0,

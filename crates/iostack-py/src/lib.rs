@@ -19,6 +19,8 @@ use iostack::units::Size;
 
 mod analyze;
 
+mod timed;
+
 /// Runs the `iostack` command line with `argv` (program name first); returns the exit code.
 #[pyfunction]
 fn main(py: Python<'_>, argv: Vec<String>) -> i32 {
@@ -233,5 +235,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     analyze::register(m)?;
+    timed::register(m)?;
     Ok(())
 }

@@ -23,8 +23,11 @@ pub mod cache;
 pub mod device;
 pub mod engine;
 pub mod error;
+pub mod layer;
 pub mod metrics;
+pub mod repro;
 pub mod prefetch;
+pub mod sched;
 pub mod trace;
 #[doc(hidden)]
 pub mod testing;

@@ -26,6 +26,9 @@ pub mod lfu;
 pub mod linux;
 pub mod lirs;
 pub mod lru;
+pub mod dulo;
+pub mod streamlru;
+pub mod splitlru;
 pub mod s3fifo;
 pub mod slru;
 pub mod twoq;
@@ -224,6 +227,11 @@ pub static POLICIES: &[PolicyInfo] = &[
     slru::INFO,
     lfu::INFO,
     belady::INFO,
+    dulo::INFO,
+    dulo::linux::INFO,
+    streamlru::INFO,
+    splitlru::INFO,
+    splitlru::INFO_23,
     twoq::INFO,
     s3fifo::INFO,
     lirs::INFO,

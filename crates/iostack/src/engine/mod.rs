@@ -6,3 +6,4 @@
 
 pub mod future;
 pub mod sim;
+pub mod timed;

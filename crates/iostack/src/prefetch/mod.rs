@@ -1,3 +1,134 @@
-//! Prefetchers: decide which blocks to read before they are asked for.
+//! Prefetchers: what the page cache reads ahead of demand.
+//!
+//! A prefetcher watches the demand stream and asks for blocks to be read asynchronously. It
+//! never holds cache space: the engine inserts what it asks for into the cache (with
+//! [`crate::cache::Origin::Prefetch`]) and the replacement policy decides how long it stays.
+//! One module per prefetcher:
+//!
+//! - [`none`]: no prefetching.
+//! - [`obl`]: one-block lookahead: on every demand access to block b, fetch b+1.
+//! - [`pm`]: prefetch on miss of degree N (Split paper §2): on a miss of b, fetch b+1..b+N.
+//! - [`pa`]: prefetch always of degree N (Split paper §2): on every access to b, fetch
+//!   b+1..b+N.
+//! - [`linux`]: Linux's on-demand readahead (mm/readahead.c), per file.
+//! - [`pmlast`]: prefetch on miss and on a hit to a stream's last cached block (Split paper §2).
 
+use crate::error::ConfigError;
+use crate::sched::ComponentSpec;
+
+pub mod linux;
+pub mod none;
+pub mod obl;
+pub mod pa;
+pub mod pm;
+pub mod pmlast;
 pub mod readahead;
+
+/// The file a demand access belongs to, as the prefetcher sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileView {
+    /// File identity; for requests without a file, the device id (the device is one file, as
+    /// Linux treats a raw block device).
+    pub id: u64,
+    /// Whether `id` is a device standing for a file.
+    pub is_device: bool,
+    /// Page index of the accessed block within the file.
+    pub index: u64,
+    /// File size in pages (from the trace, or inferred from the largest extent accessed;
+    /// `u64::MAX` when unknown).
+    pub size_pages: u64,
+}
+
+/// One demand access to one block, after the cache lookup.
+#[derive(Debug, Clone, Copy)]
+pub struct DemandAccess {
+    pub device: u32,
+    /// Disk block (page units).
+    pub block: u64,
+    pub file: FileView,
+    /// Pages of the request from this block to its end (Linux's `req_size` for a miss).
+    pub req_pages: u64,
+    /// The block was cached (possibly still in flight).
+    pub hit: bool,
+    /// The block is cached but its read has not completed.
+    pub in_flight: bool,
+    /// The block carries a readahead marker (Linux `PG_readahead`), which this access clears.
+    pub marker: bool,
+    /// The block was prefetched and this is its first demand access.
+    pub prefetch_hit: bool,
+    pub pid: u32,
+    pub time_ns: u64,
+}
+
+/// An asynchronous fetch a prefetcher asks for: `blocks` blocks from `block` on `device`.
+/// Blocks already cached or in flight are skipped by the engine. `marker` names a block of the
+/// range to carry a readahead marker (reported back as [`DemandAccess::marker`] on its first
+/// demand access).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fetch {
+    pub device: u32,
+    pub block: u64,
+    pub blocks: u32,
+    pub marker: Option<u64>,
+}
+
+/// Whether blocks are cached, for prefetchers that look (Linux's `page_cache_next_miss`).
+pub trait BlockPresence {
+    /// Whether `block` of `device` is cached (including in flight).
+    fn is_cached(&self, device: u32, block: u64) -> bool;
+}
+
+/// A prefetcher.
+///
+/// Contract: [`Prefetcher::on_access`] is called for every demand read of every block, in
+/// stream order, after the cache lookup (hit or miss, in flight or not, with the block's marker
+/// state) and before a missed block is fetched; the blocks of one request come in ascending
+/// order. The prefetcher answers by appending fetches to `out` (possibly none); a fetch may
+/// include the demanded block itself (Linux's synchronous readahead reads the missed page as
+/// part of its window), which the engine then reads as demand. A prefetcher never owns cache
+/// space, never evicts, and must be deterministic. Writes are not shown to it.
+pub trait Prefetcher: Send {
+    /// Name with parameters, e.g. `pm:degree=4`.
+    fn name(&self) -> String;
+    /// Sees one demand access; appends the fetches it wants.
+    fn on_access(&mut self, a: &DemandAccess, cache: &dyn BlockPresence, out: &mut Vec<Fetch>);
+}
+
+/// A prefetcher's entry in the registry.
+pub struct PrefetcherInfo {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub summary: &'static str,
+    pub build: fn(spec: &mut ComponentSpec, page_size: u64) -> Result<Box<dyn Prefetcher>, ConfigError>,
+}
+
+/// Every prefetcher iostack has.
+pub static PREFETCHERS: &[PrefetcherInfo] = &[none::INFO, obl::INFO, pm::INFO, pa::INFO, linux::INFO,
+    pmlast::INFO,
+];
+
+/// Builds a prefetcher from a spec such as `none`, `obl`, `pm:4`, `pa:degree=8` or
+/// `linux:max=128KiB`.
+pub fn build(spec: &str, page_size: u64) -> Result<Box<dyn Prefetcher>, ConfigError> {
+    let mut spec = ComponentSpec::parse("--prefetch", spec, &[("pm", "degree"), ("pa", "degree"), ("linux", "max")])?;
+    let info = PREFETCHERS
+        .iter()
+        .find(|p| p.name == spec.name || p.aliases.contains(&spec.name.as_str()))
+        .ok_or_else(|| {
+            let names: Vec<&str> = PREFETCHERS.iter().map(|p| p.name).collect();
+            ConfigError::unknown("--prefetch", "prefetcher", &spec.name, &names)
+        })?;
+    let p = (info.build)(&mut spec, page_size)?;
+    spec.finish()?;
+    Ok(p)
+}
+
+/// The blocks `b+1 ..= b+degree` of the accessed block's device, cut at the end of its file
+/// when the file size is known (shared by OBL, PM and PA).
+pub(crate) fn next_blocks(a: &DemandAccess, degree: u64, out: &mut Vec<Fetch>) {
+    let left_in_file = a.file.size_pages.saturating_sub(a.file.index + 1);
+    let n = degree.min(left_in_file).min(u32::MAX as u64);
+    if n > 0 {
+        out.push(Fetch { device: a.device, block: a.block + 1, blocks: n as u32, marker: None });
+    }
+}

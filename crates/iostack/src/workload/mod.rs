@@ -37,6 +37,8 @@ use crate::trace::{FileRef, Op, Request, TraceReader};
 pub mod uniform;
 pub mod extremes;
 pub mod zipf;
+pub mod spc2;
+pub mod mixed_files;
 
 /// How requests arrive.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,0 +1,191 @@
+//! `iostack run`: replay a trace through the timed stack (page cache, prefetcher, I/O
+//! scheduler, disk-side layers, device) and report I/O time, hits, prefetching, device
+//! requests, disk sequence sizes and response times.
+//!
+//! The stack is a `StackConfig`: defaults, then `--config FILE` (TOML or JSON; a whole `--json`
+//! result is accepted too, so any result re-runs exactly), then the flags given. The resolved
+//! config is echoed in every result.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use iostack::engine::timed::{self, Boundary, BoundaryObserver, DumpObserver, ProbeObserver, StackConfig, TimedReport};
+use iostack::metrics::ProbeConfig;
+use iostack::trace::{self, CsvMapping, Format, ReaderOptions};
+
+use crate::Output;
+
+#[derive(clap::Args, Debug, Default)]
+pub struct Args {
+    /// Trace file (format detected from name and content unless --format is given).
+    pub trace: PathBuf,
+    /// Stack configuration file (TOML or JSON, e.g. the `config` of an earlier --json result);
+    /// flags given on the command line override it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Replacement policy spec (`iostack policies`), e.g. `lru`, `arc`.
+    #[arg(long)]
+    pub policy: Option<String>,
+    /// Cache size: `64MiB`, or a plain number of blocks of the page size.
+    #[arg(long)]
+    pub cache: Option<String>,
+    /// Block (page) size in bytes.
+    #[arg(long)]
+    pub page_size: Option<u64>,
+    /// Prefetcher: `none`, `obl`, `pm:N`, `pa:N`, `linux[:max=128KiB]`.
+    #[arg(long)]
+    pub prefetch: Option<String>,
+    /// I/O scheduler: `noop`, `cscan`, `sstf`, `deadline`, `batch:B`.
+    #[arg(long)]
+    pub sched: Option<String>,
+    /// Device spec, e.g. `hdd:st3400620as`, `ssd:x25m`, `fixed:9.5ms`.
+    #[arg(long)]
+    pub device: Option<String>,
+    /// Requests the device holds at once.
+    #[arg(long)]
+    pub queue_depth: Option<u32>,
+    /// Largest request after merging (`512KiB`, or blocks).
+    #[arg(long)]
+    pub max_request: Option<String>,
+    /// `closed` (next request when the previous completed) or `open` (at trace timestamps).
+    #[arg(long, value_parser = ["closed", "open"])]
+    pub replay: Option<String>,
+    /// Closed-loop think time: `none`, `trace` (the trace's gaps) or a duration (`2ms`).
+    #[arg(long)]
+    pub think: Option<String>,
+    /// Processes: `trace` (the trace's pid), `one`, or `device` (one per device).
+    #[arg(long, value_parser = ["trace", "one", "device"])]
+    pub processes: Option<String>,
+    /// Writes: `back` (buffered, written back later) or `through`.
+    #[arg(long, value_parser = ["back", "through"])]
+    pub write_policy: Option<String>,
+    /// Age at which the flusher writes dirty blocks back (default 30s).
+    #[arg(long)]
+    pub dirty_expire: Option<String>,
+    /// Flusher period (default 5s).
+    #[arg(long)]
+    pub flush_interval: Option<String>,
+    /// File sizes missing from the trace: `infer` (largest extent accessed) or `unknown`.
+    #[arg(long, value_parser = ["infer", "unknown"])]
+    pub file_sizes: Option<String>,
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Trace format (see `iostack formats`); detected when absent.
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Column mapping of a generic CSV trace, e.g. `offset=2,length=3,op=1,time=0`.
+    #[arg(long)]
+    pub mapping: Option<String>,
+    /// Count and skip malformed lines or records instead of stopping at the first.
+    #[arg(long)]
+    pub skip_invalid: bool,
+    /// Write the requests crossing a boundary (`front`, `cache`, `sched`, `device`) to a trace
+    /// file (iostack CSV; `.bin` for binary), e.g. `--dump device=dev.csv`. Repeatable.
+    #[arg(long, value_name = "LAYER=PATH")]
+    pub dump: Vec<String>,
+    /// Measure locality (stack/block distance and affinity) at the four boundaries; the reports
+    /// go under `probes` in the result.
+    #[arg(long)]
+    pub locality: bool,
+    /// Print the full result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The stack configuration the arguments describe.
+pub fn stack_config(args: &Args) -> anyhow::Result<StackConfig> {
+    let mut c = match &args.config {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            StackConfig::parse(&text, &p.display().to_string())?
+        }
+        None => StackConfig::default(),
+    };
+    let s = |v: &Option<String>, f: &mut String| {
+        if let Some(v) = v {
+            *f = v.clone();
+        }
+    };
+    s(&args.policy, &mut c.policy);
+    s(&args.cache, &mut c.cache);
+    s(&args.prefetch, &mut c.prefetch);
+    s(&args.sched, &mut c.sched);
+    s(&args.device, &mut c.device);
+    s(&args.max_request, &mut c.max_request);
+    s(&args.think, &mut c.think);
+    s(&args.dirty_expire, &mut c.dirty_expire);
+    s(&args.flush_interval, &mut c.flush_interval);
+    if let Some(v) = args.page_size {
+        c.page_size = v;
+    }
+    if let Some(v) = args.queue_depth {
+        c.queue_depth = v;
+    }
+    if let Some(v) = args.seed {
+        c.seed = v;
+    }
+    if let Some(v) = &args.replay {
+        c.replay = enum_of(v)?;
+    }
+    if let Some(v) = &args.processes {
+        c.processes = enum_of(v)?;
+    }
+    if let Some(v) = &args.write_policy {
+        c.write_policy = enum_of(v)?;
+    }
+    if let Some(v) = &args.file_sizes {
+        c.file_sizes = enum_of(v)?;
+    }
+    c.resolve()?;
+    Ok(c)
+}
+
+fn enum_of<T: serde::de::DeserializeOwned>(v: &str) -> anyhow::Result<T> {
+    Ok(serde_json::from_value(serde_json::Value::String(v.to_string()))?)
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Runs the stack the arguments describe and returns the result.
+pub fn report(args: &Args) -> anyhow::Result<TimedReport> {
+    let config = stack_config(args)?;
+    let format = args.format.as_deref().map(Format::from_name).transpose()?;
+    let csv_mapping = args.mapping.as_deref().map(CsvMapping::parse).transpose()?;
+    let options = ReaderOptions { skip_invalid: args.skip_invalid, csv_mapping, ..Default::default() };
+    let mut observers: Vec<(Boundary, Box<dyn BoundaryObserver>)> = Vec::new();
+    for d in &args.dump {
+        let (layer, path) = d.split_once('=').ok_or_else(|| anyhow::anyhow!("--dump: `{d}` is not LAYER=PATH"))?;
+        let b = Boundary::parse(layer).ok_or_else(|| {
+            anyhow::anyhow!("--dump: unknown layer `{layer}`; valid: {}", Boundary::ALL.map(|b| b.name()).join(", "))
+        })?;
+        let path = Path::new(path);
+        if same_file(path, &args.trace) {
+            anyhow::bail!("--dump: {} is the trace being read", path.display());
+        }
+        observers.push((b, Box::new(DumpObserver::create(path)?)));
+    }
+    if args.locality {
+        for b in Boundary::ALL {
+            let cfg = ProbeConfig { granularity: iostack::metrics::Granularity::Bytes(config.page_size), ..Default::default() };
+            observers.push((b, Box::new(ProbeObserver::new(cfg))));
+        }
+    }
+    let path = args.trace.clone();
+    let mut open = || -> Result<Box<dyn trace::TraceReader>, iostack::error::Error> { Ok(trace::open(&path, format, &options)?) };
+    let rep = timed::run_trace(&config, &mut open, observers).with_context(|| format!("replaying {}", args.trace.display()))?;
+    Ok(rep)
+}
+
+pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
+    let rep = report(&args)?;
+    if args.json {
+        out.print(&(serde_json::to_string_pretty(&rep)? + "\n"))
+    } else {
+        out.print(&rep.table())
+    }
+}

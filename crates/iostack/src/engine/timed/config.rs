@@ -1,0 +1,221 @@
+//! The configuration of a timed stack: what each layer is and its parameters.
+//!
+//! A [`StackConfig`] is plain data (serde): it is built from command-line flags, a TOML file or
+//! JSON (Python dicts), and echoed unchanged in every result, so `--config` accepts the echoed
+//! configuration as it is and re-runs it exactly. Components are named by specs
+//! (`name:param=value,...`) that their registries parse; sizes and durations are strings with
+//! units (`64MiB`, `9.5ms`). Every field has a default, so a file may give only what it changes.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ConfigError;
+use crate::units::{parse_duration_ns, Size};
+
+/// Replay discipline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Replay {
+    /// A process issues its next request when its previous one completed, plus think time.
+    #[default]
+    Closed,
+    /// Requests are issued at their trace timestamps, whatever the completions.
+    Open,
+}
+
+/// Which process a request belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Processes {
+    /// The trace's pid (0 when the trace has none: one process).
+    #[default]
+    Trace,
+    /// One process issues everything.
+    One,
+    /// One process per device (volume).
+    Device,
+}
+
+/// What a write does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum WritePolicy {
+    /// Buffered: blocks become dirty and are written on eviction and by the flusher.
+    #[default]
+    Back,
+    /// The write goes to the device at once and the process waits for it.
+    Through,
+}
+
+/// Where file sizes come from when the trace does not give them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum FileSizes {
+    /// The largest extent accessed in each file (and on each device, for requests without a
+    /// file) over the whole trace, found by a first pass over it.
+    #[default]
+    Infer,
+    /// Unknown: prefetchers are not cut at the end of a file without a size in the trace.
+    Unknown,
+}
+
+/// Think time of closed-loop processes between a completion and the next issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Think {
+    None,
+    /// The gap between the process's consecutive requests in the trace.
+    Trace,
+    Fixed(u64),
+}
+
+/// A whole timed stack.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StackConfig {
+    /// Replacement policy spec (`iostack policies`).
+    pub policy: String,
+    /// Cache size: `64MiB` (bytes) or a plain number of blocks of `page_size`.
+    pub cache: String,
+    /// Block (page) size in bytes.
+    pub page_size: u64,
+    /// Prefetcher spec: `none`, `obl`, `pm:N`, `pa:N`, `linux[:max=128KiB]`.
+    pub prefetch: String,
+    /// Scheduler spec: `noop`, `cscan`, `sstf`, `deadline[:read_expire=..]`, `batch:B`.
+    pub sched: String,
+    /// Device spec (`iostack devices`), e.g. `hdd:st3400620as`, `fixed:9.5ms`.
+    pub device: String,
+    /// Disk-side layers between the scheduler and the device, top first (none yet).
+    pub layers: Vec<String>,
+    /// Requests the device holds at once (dispatched, not completed).
+    pub queue_depth: u32,
+    /// Largest request after merging (`512KiB`, or a number of blocks).
+    pub max_request: String,
+    pub replay: Replay,
+    /// Closed-loop think time: `none`, `trace` (the trace's gaps per process) or a duration.
+    pub think: String,
+    pub processes: Processes,
+    pub write_policy: WritePolicy,
+    /// Age at which the flusher writes a dirty block back (Linux `dirty_expire_centisecs`).
+    pub dirty_expire: String,
+    /// Period of the flusher (Linux `dirty_writeback_centisecs`).
+    pub flush_interval: String,
+    pub file_sizes: FileSizes,
+    /// Seed for randomized components (none of the current ones draws random numbers).
+    pub seed: u64,
+}
+
+impl Default for StackConfig {
+    fn default() -> Self {
+        StackConfig {
+            policy: "lru".into(),
+            cache: "64MiB".into(),
+            page_size: 4096,
+            prefetch: "linux".into(),
+            sched: "cscan".into(),
+            device: "hdd".into(),
+            layers: Vec::new(),
+            queue_depth: 1,
+            max_request: "512KiB".into(),
+            replay: Replay::Closed,
+            think: "none".into(),
+            processes: Processes::Trace,
+            write_policy: WritePolicy::Back,
+            dirty_expire: "30s".into(),
+            flush_interval: "5s".into(),
+            file_sizes: FileSizes::Infer,
+            seed: 0,
+        }
+    }
+}
+
+/// The numbers a config resolves to.
+#[derive(Debug, Clone, Copy)]
+pub struct Resolved {
+    pub cache_blocks: u64,
+    pub max_request_blocks: u32,
+    pub think: Think,
+    pub dirty_expire_ns: u64,
+    pub flush_interval_ns: u64,
+}
+
+impl StackConfig {
+    /// Reads a config from TOML or JSON text (JSON if it starts with `{`). A whole echoed result
+    /// (with `config` inside) is accepted too, so a result file re-runs as it is.
+    pub fn parse(text: &str, origin: &str) -> Result<StackConfig, ConfigError> {
+        let t = text.trim_start();
+        let value: serde_json::Value = if t.starts_with('{') {
+            serde_json::from_str(t).map_err(|e| ConfigError::new(origin, format!("not valid JSON: {e}")))?
+        } else {
+            let v: toml::Value = toml::from_str(t).map_err(|e| ConfigError::new(origin, format!("not valid TOML: {e}")))?;
+            serde_json::to_value(v).map_err(|e| ConfigError::new(origin, e.to_string()))?
+        };
+        let value = match value.get("config") {
+            Some(inner) if inner.is_object() => inner.clone(),
+            _ => value,
+        };
+        serde_json::from_value(value).map_err(|e| ConfigError::new(origin, e.to_string()))
+    }
+
+    /// The config as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).unwrap_or_default()
+    }
+
+    /// Checks and converts the sizes and durations.
+    pub fn resolve(&self) -> Result<Resolved, ConfigError> {
+        if self.page_size < 512 || self.page_size % 512 != 0 {
+            return Err(ConfigError::new("--page-size", format!("{} is not a positive multiple of 512 bytes", self.page_size)));
+        }
+        let cache_blocks = Size::parse("--cache", &self.cache)?.in_units(self.page_size);
+        if cache_blocks == 0 {
+            return Err(ConfigError::new("--cache", format!("`{}` is less than one page of {} bytes", self.cache, self.page_size)));
+        }
+        let max_request_blocks = Size::parse("--max-request", &self.max_request)?.in_units(self.page_size);
+        if max_request_blocks == 0 || max_request_blocks > u32::MAX as u64 {
+            return Err(ConfigError::new("--max-request", format!("`{}` must be between one page and 2^32 pages", self.max_request)));
+        }
+        if self.queue_depth == 0 {
+            return Err(ConfigError::new("--queue-depth", "the device queue depth must be at least 1"));
+        }
+        let think = match self.think.trim() {
+            "none" | "0" | "" => Think::None,
+            "trace" => Think::Trace,
+            d => Think::Fixed(parse_duration_ns("--think", d)?),
+        };
+        let dirty_expire_ns = parse_duration_ns("--dirty-expire", &self.dirty_expire)?;
+        let flush_interval_ns = parse_duration_ns("--flush-interval", &self.flush_interval)?;
+        if flush_interval_ns == 0 {
+            return Err(ConfigError::new("--flush-interval", "the flusher interval must be positive"));
+        }
+        Ok(Resolved { cache_blocks, max_request_blocks: max_request_blocks as u32, think, dirty_expire_ns, flush_interval_ns })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_through_toml_and_json() {
+        let mut c = StackConfig::default();
+        c.cache = "8".into();
+        c.prefetch = "pm:4".into();
+        let toml = c.to_toml();
+        assert_eq!(StackConfig::parse(&toml, "t").unwrap(), c);
+        let json = serde_json::to_string(&serde_json::json!({ "config": c })).unwrap();
+        assert_eq!(StackConfig::parse(&json, "j").unwrap(), c);
+        assert_eq!(StackConfig::parse("policy = \"arc\"", "t").unwrap().policy, "arc");
+        assert!(StackConfig::parse("polcy = \"arc\"", "t").unwrap_err().to_string().contains("polcy"));
+    }
+
+    #[test]
+    fn resolves_units() {
+        let mut c = StackConfig::default();
+        assert_eq!(c.resolve().unwrap().cache_blocks, 16384);
+        c.cache = "8".into();
+        assert_eq!(c.resolve().unwrap().cache_blocks, 8);
+        c.think = "2ms".into();
+        assert_eq!(c.resolve().unwrap().think, Think::Fixed(2_000_000));
+        c.cache = "100B".into();
+        assert!(c.resolve().is_err());
+    }
+}

@@ -1,0 +1,1027 @@
+//! The discrete-event engine: processes, page cache, prefetcher, scheduler, layers, device.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use super::config::{Replay, Resolved, Think};
+use super::report::{CacheCounts, DeviceCounts, FrontCounts, LogHistogram, ProcessReport, SchedCounts, SequenceTracker};
+use crate::cache::{block_key, split_block_key, Access, Key, KeyMap, Origin, Policy};
+use crate::device::{Device, DeviceRequest, Service, SECTOR};
+use crate::layer::{Below, Layer};
+use crate::prefetch::{BlockPresence, DemandAccess, Fetch, FileView, Prefetcher};
+use crate::sched::{Cause, IoRequest, Scheduler};
+use crate::trace::{Op, Request};
+
+/// A boundary of the stack where the request stream can be observed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Boundary {
+    /// Requests as the processes issue them.
+    Front,
+    /// Requests leaving the page cache (misses, prefetches, write-back), before merging.
+    Cache,
+    /// Requests the scheduler dispatches.
+    Sched,
+    /// Requests reaching the device (below the disk-side layers).
+    Device,
+}
+
+impl Boundary {
+    pub const ALL: [Boundary; 4] = [Boundary::Front, Boundary::Cache, Boundary::Sched, Boundary::Device];
+    pub fn name(self) -> &'static str {
+        match self {
+            Boundary::Front => "front",
+            Boundary::Cache => "cache",
+            Boundary::Sched => "sched",
+            Boundary::Device => "device",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Boundary> {
+        Boundary::ALL.into_iter().find(|b| b.name().eq_ignore_ascii_case(s.trim()))
+    }
+}
+
+/// A passive observer of the stream crossing one boundary (a locality probe, a dump writer).
+/// Requests below the cache carry pid 0 and no file: after merging they belong to no process.
+pub trait BoundaryObserver {
+    fn observe(&mut self, r: &Request);
+    /// Called once at the end; the value goes into the report under the boundary's name
+    /// (`Null` to add nothing). An error (e.g. a failed write) fails the run.
+    fn finish(&mut self) -> Result<serde_json::Value, String>;
+}
+
+const NIL: u32 = u32::MAX;
+
+// Block state flags.
+const INFLIGHT: u8 = 1; // a read of the block has been issued and has not completed
+const EVICTED: u8 = 2; // evicted while in flight: not cached, but its read still runs
+const PREFETCHED: u8 = 4; // prefetched and not yet referenced
+const MARKER: u8 = 8; // readahead marker
+const DIRTY: u8 = 16;
+
+/// What the engine knows of a block beyond the policy: only blocks with something to know are
+/// in the map (flags or waiters), so a cold clean block costs nothing.
+#[derive(Debug, Clone, Copy)]
+struct BlockState {
+    flags: u8,
+    read_waiters: u32,
+    write_waiters: u32,
+    dirty_since: u64,
+}
+
+impl BlockState {
+    const EMPTY: BlockState = BlockState { flags: 0, read_waiters: NIL, write_waiters: NIL, dirty_since: 0 };
+    fn idle(&self) -> bool {
+        self.flags == 0 && self.read_waiters == NIL && self.write_waiters == NIL
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct WaitNode {
+    pending: u32,
+    next: u32,
+}
+
+/// A request some process waits for.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    proc: u32,
+    issue_ns: u64,
+    outstanding: u32,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Proc {
+    pid: u32,
+    queue: VecDeque<Request>,
+    /// Trace time of the last request issued (for trace think time).
+    last_trace_ns: u64,
+    started: bool,
+    start_ns: u64,
+    end_ns: u64,
+    requests: u64,
+    response_sum: u128,
+    response_max: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Issue,
+    Arrive,
+    Done,
+    Flush,
+    SchedWake,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Event {
+    time: u64,
+    seq: u64,
+    kind: Kind,
+    arg: u32,
+}
+
+/// The settings the engine runs with.
+#[derive(Debug, Clone, Copy)]
+pub struct EngineSettings {
+    pub page_size: u64,
+    pub queue_depth: u32,
+    pub write_through: bool,
+    pub replay: Replay,
+    pub processes: super::Processes,
+    pub resolved: Resolved,
+}
+
+struct Presence<'a> {
+    policy: &'a dyn Policy,
+    blocks: &'a KeyMap<BlockState>,
+}
+
+impl BlockPresence for Presence<'_> {
+    #[inline]
+    fn is_cached(&self, device: u32, block: u64) -> bool {
+        let k = block_key(device, block);
+        self.policy.contains(k) || self.blocks.get(&k).is_some_and(|s| s.flags & INFLIGHT != 0)
+    }
+}
+
+/// Counters the engine keeps while running.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub front: FrontCounts,
+    pub cache: CacheCounts,
+    pub sched: SchedCounts,
+    pub device: DeviceCounts,
+    pub response: LogHistogram,
+    pub elapsed_ns: u64,
+    pub end_ns: u64,
+}
+
+/// The timed engine. Build it with [`super::TimedRun`]; it is driven by `run`.
+pub struct Engine {
+    s: EngineSettings,
+    sectors_per_block: u64,
+    policy: Box<dyn Policy>,
+    prefetcher: Box<dyn Prefetcher>,
+    sched: Box<dyn Scheduler>,
+    layers: Vec<Box<dyn Layer>>,
+    device: Box<dyn Device>,
+    pub(crate) observers: Vec<(Boundary, Box<dyn BoundaryObserver>)>,
+    observe: [bool; 4],
+
+    now: u64,
+    seq: u64,
+    heap: BinaryHeap<Reverse<Event>>,
+    /// An event not pushed yet: the next issue of a closed-loop process, kept out of the heap
+    /// while nothing else comes first (it carries its sequence number, so order is unchanged).
+    inline: Option<Event>,
+    blocks: KeyMap<BlockState>,
+    waits: Vec<WaitNode>,
+    wait_free: Vec<u32>,
+    pending: Vec<Pending>,
+    pending_free: Vec<u32>,
+    procs: Vec<Proc>,
+    proc_of: hashbrown::HashMap<u32, u32, rustc_hash::FxBuildHasher>,
+    in_device: Vec<Option<IoRequest>>,
+    in_device_free: Vec<u32>,
+    in_device_count: u32,
+    sched_wake_armed: Option<u64>,
+    dirty_fifo: VecDeque<(u64, Key)>,
+    flush_armed: bool,
+    fetch_buf: Vec<Fetch>,
+    seen: Vec<(DeviceRequest, Service)>,
+    read_run: Option<IoRequest>,
+    write_run: Option<IoRequest>,
+    flush_buf: Vec<Key>,
+    next_set: u32,
+    vtime: u64,
+    seqs: SequenceTracker,
+    /// Closed-loop processes whose request completed, to continue after the current event.
+    ready: Vec<u32>,
+    /// File sizes in pages inferred by the first pass: (is_device, id) -> pages.
+    pub(crate) extents: hashbrown::HashMap<(bool, u64), u64, rustc_hash::FxBuildHasher>,
+    pub(crate) c: Counters,
+    /// The device's capacity in pages, when the model has one: the size of a raw device read
+    /// as one file.
+    device_pages: Option<u64>,
+
+    // Trace input.
+    t0: Option<u64>,
+    last_trace_ns: u64,
+    input_done: bool,
+    batch: Vec<Request>,
+    batch_pos: usize,
+    next_arrival: Option<Request>,
+    pub(crate) skipped: u64,
+}
+
+/// Result of the trace input.
+pub(crate) type InputResult<T> = Result<T, crate::error::Error>;
+
+impl Engine {
+    pub(crate) fn new(
+        s: EngineSettings,
+        policy: Box<dyn Policy>,
+        prefetcher: Box<dyn Prefetcher>,
+        sched: Box<dyn Scheduler>,
+        layers: Vec<Box<dyn Layer>>,
+        device: Box<dyn Device>,
+    ) -> Engine {
+        let device_pages = device.capacity_sectors().map(|sec| sec * SECTOR / s.page_size);
+        Engine {
+            sectors_per_block: s.page_size / SECTOR,
+            s,
+            policy,
+            prefetcher,
+            sched,
+            layers,
+            device,
+            observers: Vec::new(),
+            observe: [false; 4],
+            now: 0,
+            seq: 0,
+            heap: BinaryHeap::new(),
+            inline: None,
+            blocks: KeyMap::default(),
+            waits: Vec::new(),
+            wait_free: Vec::new(),
+            pending: Vec::new(),
+            pending_free: Vec::new(),
+            procs: Vec::new(),
+            proc_of: Default::default(),
+            in_device: Vec::new(),
+            in_device_free: Vec::new(),
+            in_device_count: 0,
+            sched_wake_armed: None,
+            dirty_fifo: VecDeque::new(),
+            flush_armed: false,
+            fetch_buf: Vec::new(),
+            seen: Vec::new(),
+            read_run: None,
+            write_run: None,
+            flush_buf: Vec::new(),
+            next_set: 0,
+            vtime: 0,
+            seqs: SequenceTracker::default(),
+            ready: Vec::new(),
+            extents: Default::default(),
+            c: Counters::default(),
+            device_pages,
+            t0: None,
+            last_trace_ns: 0,
+            input_done: false,
+            batch: Vec::with_capacity(4096),
+            batch_pos: 0,
+            next_arrival: None,
+            skipped: 0,
+        }
+    }
+
+    pub(crate) fn policy(&self) -> &dyn Policy {
+        &*self.policy
+    }
+    pub(crate) fn prefetcher(&self) -> &dyn Prefetcher {
+        &*self.prefetcher
+    }
+    pub(crate) fn scheduler(&self) -> &dyn Scheduler {
+        &*self.sched
+    }
+    pub(crate) fn device(&self) -> &dyn Device {
+        &*self.device
+    }
+    pub(crate) fn layers(&self) -> &[Box<dyn Layer>] {
+        &self.layers
+    }
+
+    pub(crate) fn add_observer(&mut self, b: Boundary, o: Box<dyn BoundaryObserver>) {
+        self.observe[b as usize] = true;
+        self.observers.push((b, o));
+    }
+
+    fn notify(&mut self, b: Boundary, r: &Request) {
+        for (ob, o) in self.observers.iter_mut() {
+            if *ob == b {
+                o.observe(r);
+            }
+        }
+    }
+
+    // ----- events -----
+
+    #[inline]
+    fn push(&mut self, time: u64, kind: Kind, arg: u32) {
+        let e = Event { time, seq: self.seq, kind, arg };
+        self.seq += 1;
+        self.heap.push(Reverse(e));
+    }
+
+    /// Schedules a closed-loop issue, keeping it out of the heap when possible.
+    #[inline]
+    fn push_issue(&mut self, time: u64, proc: u32) {
+        let e = Event { time, seq: self.seq, kind: Kind::Issue, arg: proc };
+        self.seq += 1;
+        if let Some(old) = self.inline.replace(e) {
+            self.heap.push(Reverse(old));
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<Event> {
+        match self.inline {
+            Some(e) => {
+                if self.heap.peek().is_some_and(|Reverse(top)| *top < e) {
+                    self.heap.pop().map(|Reverse(e)| e)
+                } else {
+                    self.inline = None;
+                    Some(e)
+                }
+            }
+            None => self.heap.pop().map(|Reverse(e)| e),
+        }
+    }
+
+    // ----- trace input -----
+
+    fn next_request(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<Option<Request>> {
+        if self.batch_pos == self.batch.len() {
+            if self.input_done {
+                return Ok(None);
+            }
+            self.batch.clear();
+            self.batch_pos = 0;
+            if reader.read_batch(&mut self.batch, 4096)? == 0 {
+                self.input_done = true;
+                self.skipped = reader.skipped();
+                return Ok(None);
+            }
+        }
+        let mut r = self.batch[self.batch_pos];
+        self.batch_pos += 1;
+        // Trace time relative to the first request, never going back.
+        let t0 = *self.t0.get_or_insert(r.time_ns);
+        let t = r.time_ns.saturating_sub(t0).max(self.last_trace_ns);
+        self.last_trace_ns = t;
+        r.time_ns = t;
+        Ok(Some(r))
+    }
+
+    fn proc_index(&mut self, r: &Request) -> u32 {
+        let pid = match self.s.processes {
+            super::Processes::Trace => r.pid,
+            super::Processes::One => 0,
+            super::Processes::Device => r.device,
+        };
+        if let Some(&i) = self.proc_of.get(&pid) {
+            return i;
+        }
+        let i = self.procs.len() as u32;
+        self.procs.push(Proc { pid, ..Default::default() });
+        self.proc_of.insert(pid, i);
+        i
+    }
+
+    /// Closed loop: reads the trace until process `want` has a request queued (or the trace
+    /// ends). Processes met on the way start at their first request's trace time, or now if
+    /// that has passed.
+    fn fill(&mut self, reader: &mut dyn crate::trace::TraceReader, want: Option<u32>) -> InputResult<()> {
+        loop {
+            if let Some(p) = want {
+                if !self.procs[p as usize].queue.is_empty() {
+                    return Ok(());
+                }
+            }
+            let Some(r) = self.next_request(reader)? else { return Ok(()) };
+            let p = self.proc_index(&r);
+            let proc = &mut self.procs[p as usize];
+            let first = !proc.started && proc.queue.is_empty();
+            proc.queue.push_back(r);
+            if first {
+                self.push(r.time_ns.max(self.now), Kind::Issue, p);
+            }
+            if want.is_none() {
+                return Ok(());
+            }
+        }
+    }
+
+    // ----- the run -----
+
+    pub(crate) fn run(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<()> {
+        match self.s.replay {
+            Replay::Closed => self.fill(reader, None)?,
+            Replay::Open => {
+                if let Some(r) = self.next_request(reader)? {
+                    self.next_arrival = Some(r);
+                    self.push(r.time_ns, Kind::Arrive, 0);
+                }
+            }
+        }
+        while let Some(e) = self.pop() {
+            debug_assert!(e.time >= self.now);
+            self.now = e.time;
+            match e.kind {
+                Kind::Issue => {
+                    let p = e.arg;
+                    let r = self.procs[p as usize].queue.pop_front().expect("issue with a queued request");
+                    self.start_request(p, r);
+                    // Keep the closed loop fed: the next request of p, if any, is known when p
+                    // completes; reading ahead here keeps processes met later starting on time.
+                }
+                Kind::Arrive => {
+                    let r = self.next_arrival.take().expect("arrival");
+                    let p = self.proc_index(&r);
+                    self.start_request(p, r);
+                    if let Some(n) = self.next_request(reader)? {
+                        self.next_arrival = Some(n);
+                        self.push(n.time_ns.max(self.now), Kind::Arrive, 0);
+                    }
+                }
+                Kind::Done => self.device_done(e.arg),
+                Kind::Flush => self.flush_expired(),
+                Kind::SchedWake => {
+                    self.sched_wake_armed = None;
+                    self.kick();
+                }
+            }
+            // Closed loop: processes whose request completed continue here (after the event, so
+            // trace reading errors propagate).
+            if self.s.replay == Replay::Closed {
+                if !self.ready.is_empty() {
+                    let mut ready = std::mem::take(&mut self.ready);
+                    for &p in &ready {
+                        self.fill(reader, Some(p))?;
+                        self.continue_proc(p);
+                    }
+                    ready.clear();
+                    self.ready = ready;
+                }
+            }
+        }
+        self.c.end_ns = self.c.end_ns.max(self.c.elapsed_ns);
+        self.seqs.close(&mut self.c.device.sequences);
+        // Unused prefetched and dirty blocks left in the cache.
+        for st in self.blocks.values() {
+            if st.flags & PREFETCHED != 0 {
+                self.c.cache.prefetch_unused_at_end += 1;
+            }
+            if st.flags & DIRTY != 0 {
+                self.c.cache.dirty_at_end += 1;
+            }
+        }
+        self.c.sched.merges = self.sched.merges();
+        Ok(())
+    }
+}
+
+impl Engine {
+    // ----- requests -----
+
+    fn start_request(&mut self, p: u32, r: Request) {
+        let proc = &mut self.procs[p as usize];
+        if !proc.started {
+            proc.started = true;
+            proc.start_ns = self.now;
+        }
+        proc.last_trace_ns = r.time_ns;
+        let pid = proc.pid;
+        let f = &mut self.c.front;
+        f.requests += 1;
+        let write = r.op.is_write();
+        if write {
+            f.writes += 1;
+        } else {
+            f.reads += 1;
+        }
+        if self.observe[Boundary::Front as usize] {
+            let mut seen = r;
+            seen.time_ns = self.now;
+            self.notify(Boundary::Front, &seen);
+        }
+        let ps = self.s.page_size;
+        let (first, end) = r.block_range(ps);
+        self.c.front.blocks += end - first;
+        let pend = self.alloc_pending(Pending { proc: p, issue_ns: self.now, outstanding: 0 });
+        if write {
+            for b in first..end {
+                self.access_write(r.device, b, pid, pend);
+            }
+        } else {
+            // The file the blocks belong to, for the prefetcher.
+            let (id, is_device, first_index, size_pages) = match r.file {
+                Some(f) => {
+                    let size = match f.size {
+                        Some(sz) => sz.div_ceil(ps),
+                        None => self.extents.get(&(false, f.id)).copied().unwrap_or(u64::MAX),
+                    };
+                    (f.id, false, f.offset / ps, size)
+                }
+                None => (r.device as u64, true, first, self.device_pages.unwrap_or_else(|| {
+                    self.extents.get(&(true, r.device as u64)).copied().unwrap_or(u64::MAX)
+                })),
+            };
+            for b in first..end {
+                let file = FileView { id, is_device, index: first_index + (b - first), size_pages };
+                self.access_read(r.device, b, file, end - b, pid, pend);
+            }
+        }
+        self.flush_runs();
+        self.kick();
+        if self.pending[pend as usize].outstanding == 0 {
+            self.complete(pend);
+        }
+    }
+
+    fn alloc_pending(&mut self, p: Pending) -> u32 {
+        match self.pending_free.pop() {
+            Some(i) => {
+                self.pending[i as usize] = p;
+                i
+            }
+            None => {
+                self.pending.push(p);
+                (self.pending.len() - 1) as u32
+            }
+        }
+    }
+
+    #[inline]
+    fn access(&mut self, key: Key, op: Op, pid: u32, origin: Origin) -> Access {
+        Access { key, size: 1, op: Some(op), pid, time_ns: self.now, vtime: self.vtime, next_access: u64::MAX, origin }
+    }
+
+    /// One demand read of one block.
+    fn access_read(&mut self, device: u32, block: u64, file: FileView, req_pages: u64, pid: u32, pend: u32) {
+        let key = block_key(device, block);
+        self.vtime += 1;
+        let acc = self.access(key, Op::Read, pid, Origin::Demand);
+        let hit = self.policy.find(&acc);
+        let (mut flags, mut in_flight) = (0u8, false);
+        if let Some(st) = self.blocks.get_mut(&key) {
+            flags = st.flags;
+            in_flight = flags & INFLIGHT != 0;
+            if hit {
+                st.flags &= !(MARKER | PREFETCHED);
+                if st.idle() {
+                    self.blocks.remove(&key);
+                }
+            }
+        }
+        let marker = hit && flags & MARKER != 0;
+        let prefetch_hit = hit && flags & PREFETCHED != 0;
+        let c = &mut self.c.cache;
+        c.accesses += 1;
+        if hit {
+            c.hits += 1;
+            if in_flight {
+                c.hits_in_flight += 1;
+            }
+            if prefetch_hit {
+                c.prefetch_used += 1;
+            }
+        } else {
+            c.misses += 1;
+        }
+        self.fetch_buf.clear();
+        let a = DemandAccess { device, block, file, req_pages, hit, in_flight, marker, prefetch_hit, pid, time_ns: self.now };
+        let presence = Presence { policy: &*self.policy, blocks: &self.blocks };
+        self.prefetcher.on_access(&a, &presence, &mut self.fetch_buf);
+
+        let mut fetched_now = false;
+        if !hit {
+            self.make_room(&acc);
+            self.policy.insert(&acc);
+            if in_flight {
+                // Evicted while its read runs: cached again, and waits for that read.
+                self.c.cache.misses_in_flight += 1;
+                let st = self.blocks.get_mut(&key).expect("in-flight block state");
+                st.flags &= !EVICTED;
+            } else {
+                self.c.cache.demand_fetched += 1;
+                self.blocks.entry(key).or_insert(BlockState::EMPTY).flags |= INFLIGHT;
+                self.push_read(device, block, Cause::Demand, true);
+                fetched_now = true;
+            }
+            self.wait_read(key, pend);
+        } else if in_flight {
+            self.wait_read(key, pend);
+        }
+        if !self.fetch_buf.is_empty() {
+            let fetches = std::mem::take(&mut self.fetch_buf);
+            for f in &fetches {
+                self.prefetch(f, key, fetched_now, pid);
+            }
+            self.fetch_buf = fetches;
+        }
+    }
+
+    /// Issues one prefetch: its blocks that are neither cached nor in flight.
+    fn prefetch(&mut self, f: &Fetch, demand_key: Key, demand_fetched_now: bool, pid: u32) {
+        let set = self.next_set;
+        self.next_set = self.next_set.wrapping_add(1);
+        for i in 0..f.blocks {
+            let block = f.block + i as u64;
+            let key = block_key(f.device, block);
+            let is_marker = f.marker == Some(block);
+            if key == demand_key {
+                // The demanded block inside a readahead window: read as demand; it carries the
+                // window's marker if the window put one there (Linux marks pages it adds).
+                if is_marker && demand_fetched_now {
+                    self.blocks.entry(key).or_insert(BlockState::EMPTY).flags |= MARKER;
+                }
+                continue;
+            }
+            if self.policy.contains(key) || self.blocks.get(&key).is_some_and(|s| s.flags & INFLIGHT != 0) {
+                continue;
+            }
+            let acc = self.access(key, Op::Read, pid, Origin::Prefetch { set, index: i, len: f.blocks });
+            self.make_room(&acc);
+            self.policy.insert(&acc);
+            let st = self.blocks.entry(key).or_insert(BlockState::EMPTY);
+            st.flags |= INFLIGHT | PREFETCHED | if is_marker { MARKER } else { 0 };
+            self.c.cache.prefetch_issued += 1;
+            self.push_read(f.device, block, Cause::Prefetch, false);
+        }
+    }
+
+    /// One demand write of one block.
+    fn access_write(&mut self, device: u32, block: u64, pid: u32, pend: u32) {
+        let key = block_key(device, block);
+        self.vtime += 1;
+        let acc = self.access(key, Op::Write, pid, Origin::Demand);
+        let hit = self.policy.find(&acc);
+        let c = &mut self.c.cache;
+        c.accesses += 1;
+        if hit {
+            c.hits += 1;
+        } else {
+            c.misses += 1;
+            // Whole-page writes: the block is not read first.
+            self.make_room(&acc);
+            self.policy.insert(&acc);
+        }
+        let st = self.blocks.entry(key).or_insert(BlockState::EMPTY);
+        let flags = st.flags;
+        st.flags &= !(PREFETCHED | MARKER | EVICTED);
+        let newly_dirty = !self.s.write_through && flags & DIRTY == 0;
+        if self.s.write_through {
+            st.flags &= !DIRTY;
+        } else if newly_dirty {
+            st.flags |= DIRTY;
+            st.dirty_since = self.now;
+        }
+        if hit && flags & INFLIGHT != 0 {
+            self.c.cache.hits_in_flight += 1;
+        }
+        if !hit && flags & EVICTED != 0 {
+            self.c.cache.misses_in_flight += 1;
+        }
+        if flags & PREFETCHED != 0 {
+            self.c.cache.prefetch_used += 1;
+        }
+        if self.s.write_through {
+            self.c.cache.write_through += 1;
+            self.wait_write(key, pend);
+            self.push_write(device, block, Cause::Demand, true);
+        } else if newly_dirty {
+            self.dirty_fifo.push_back((self.now, key));
+            if !self.flush_armed {
+                self.flush_armed = true;
+                let iv = self.s.resolved.flush_interval_ns;
+                self.push((self.now / iv + 1) * iv, Kind::Flush, 0);
+            }
+        }
+    }
+
+    /// Evicts until one more block fits.
+    #[inline]
+    fn make_room(&mut self, acc: &Access) {
+        while self.policy.occupied() + 1 > self.policy.capacity() {
+            match self.policy.evict(acc) {
+                Some(ev) => self.evicted(ev.key),
+                None => break,
+            }
+        }
+    }
+
+    fn evicted(&mut self, key: Key) {
+        self.c.cache.evictions += 1;
+        let Some(st) = self.blocks.get_mut(&key) else { return };
+        let flags = st.flags;
+        if flags & PREFETCHED != 0 {
+            self.c.cache.prefetch_wasted += 1;
+        }
+        st.flags &= !(PREFETCHED | MARKER | DIRTY);
+        if flags & INFLIGHT != 0 {
+            st.flags |= EVICTED;
+            self.c.cache.evicted_in_flight += 1;
+        }
+        if st.idle() {
+            self.blocks.remove(&key);
+        }
+        if flags & DIRTY != 0 {
+            self.c.cache.writeback_evict += 1;
+            let (device, block) = split_block_key(key);
+            self.push_write(device, block, Cause::Writeback, false);
+        }
+    }
+
+    fn wait_read(&mut self, key: Key, pend: u32) {
+        let head = self.blocks.get(&key).map_or(NIL, |s| s.read_waiters);
+        let node = self.alloc_wait(WaitNode { pending: pend, next: head });
+        self.blocks.entry(key).or_insert(BlockState::EMPTY).read_waiters = node;
+        self.pending[pend as usize].outstanding += 1;
+    }
+
+    fn wait_write(&mut self, key: Key, pend: u32) {
+        let head = self.blocks.get(&key).map_or(NIL, |s| s.write_waiters);
+        let node = self.alloc_wait(WaitNode { pending: pend, next: head });
+        self.blocks.entry(key).or_insert(BlockState::EMPTY).write_waiters = node;
+        self.pending[pend as usize].outstanding += 1;
+    }
+
+    fn alloc_wait(&mut self, w: WaitNode) -> u32 {
+        match self.wait_free.pop() {
+            Some(i) => {
+                self.waits[i as usize] = w;
+                i
+            }
+            None => {
+                self.waits.push(w);
+                (self.waits.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Wakes a list of waiters.
+    fn wake(&mut self, mut node: u32) {
+        while node != NIL {
+            let w = self.waits[node as usize];
+            self.wait_free.push(node);
+            node = w.next;
+            let p = &mut self.pending[w.pending as usize];
+            p.outstanding -= 1;
+            if p.outstanding == 0 {
+                self.complete(w.pending);
+            }
+        }
+    }
+
+    /// A request completed now.
+    fn complete(&mut self, pend: u32) {
+        let p = self.pending[pend as usize];
+        self.pending_free.push(pend);
+        let rt = self.now - p.issue_ns;
+        self.c.response.record(rt);
+        self.c.elapsed_ns = self.c.elapsed_ns.max(self.now);
+        let proc = &mut self.procs[p.proc as usize];
+        proc.response_sum += rt as u128;
+        proc.response_max = proc.response_max.max(rt);
+        proc.requests += 1;
+        proc.end_ns = self.now;
+        if self.s.replay == Replay::Closed {
+            self.ready.push(p.proc);
+        }
+    }
+
+    /// Closed loop: process `p` completed a request; issue its next one after the think time.
+    fn continue_proc(&mut self, p: u32) {
+        let proc = &self.procs[p as usize];
+        let Some(next) = proc.queue.front() else { return };
+        let think = match self.s.resolved.think {
+            Think::None => 0,
+            Think::Fixed(t) => t,
+            Think::Trace => next.time_ns.saturating_sub(proc.last_trace_ns),
+        };
+        self.push_issue(self.now + think, p);
+    }
+
+    // ----- toward the scheduler -----
+
+    #[inline]
+    fn push_read(&mut self, device: u32, block: u64, cause: Cause, sync: bool) {
+        let run = self.read_run;
+        match run {
+            Some(mut r) if r.device == device && r.end() == block && r.cause == cause && r.blocks < self.s.resolved.max_request_blocks => {
+                r.blocks += 1;
+                self.read_run = Some(r);
+            }
+            _ => {
+                if let Some(r) = self.read_run.take() {
+                    self.to_sched(r);
+                }
+                self.read_run = Some(IoRequest { op: Op::Read, device, block, blocks: 1, sync, cause, arrival_ns: self.now });
+            }
+        }
+    }
+
+    #[inline]
+    fn push_write(&mut self, device: u32, block: u64, cause: Cause, sync: bool) {
+        self.c.cache.writeback_blocks += 1;
+        let run = self.write_run;
+        match run {
+            Some(mut r) if r.device == device && r.end() == block && r.cause == cause && r.blocks < self.s.resolved.max_request_blocks => {
+                r.blocks += 1;
+                self.write_run = Some(r);
+            }
+            _ => {
+                if let Some(r) = self.write_run.take() {
+                    self.to_sched(r);
+                }
+                self.write_run = Some(IoRequest { op: Op::Write, device, block, blocks: 1, sync, cause, arrival_ns: self.now });
+            }
+        }
+    }
+
+    fn flush_runs(&mut self) {
+        if let Some(r) = self.read_run.take() {
+            self.to_sched(r);
+        }
+        if let Some(r) = self.write_run.take() {
+            self.to_sched(r);
+        }
+    }
+
+    fn as_request(&self, r: &IoRequest, time_ns: u64) -> Request {
+        Request {
+            time_ns,
+            offset: r.block * self.s.page_size,
+            length: r.blocks as u64 * self.s.page_size,
+            pid: 0,
+            device: r.device,
+            op: r.op,
+            file: None,
+        }
+    }
+
+    fn to_sched(&mut self, r: IoRequest) {
+        self.c.cache.requests_out += 1;
+        self.c.cache.blocks_out += r.blocks as u64;
+        self.c.sched.requests_in += 1;
+        if self.observe[Boundary::Cache as usize] {
+            let q = self.as_request(&r, self.now);
+            self.notify(Boundary::Cache, &q);
+        }
+        self.sched.add(r, self.now);
+    }
+
+    /// Hands requests to the device while it has room.
+    fn kick(&mut self) {
+        while self.in_device_count < self.s.queue_depth {
+            let Some(r) = self.sched.dispatch(self.now) else { break };
+            self.c.sched.requests_out += 1;
+            self.c.sched.blocks_out += r.blocks as u64;
+            if self.observe[Boundary::Sched as usize] {
+                let q = self.as_request(&r, self.now);
+                self.notify(Boundary::Sched, &q);
+            }
+            let dreq = DeviceRequest {
+                op: r.op,
+                device: r.device,
+                sector: r.block * self.sectors_per_block,
+                sectors: r.blocks as u64 * self.sectors_per_block,
+            };
+            let service = {
+                let mut below = Below { layers: &mut self.layers[..], device: &mut *self.device, seen: &mut self.seen };
+                below.service(&dreq, self.now)
+            };
+            self.device_seen();
+            let slot = match self.in_device_free.pop() {
+                Some(i) => {
+                    self.in_device[i as usize] = Some(r);
+                    i
+                }
+                None => {
+                    self.in_device.push(Some(r));
+                    (self.in_device.len() - 1) as u32
+                }
+            };
+            self.in_device_count += 1;
+            self.push(service.finish_ns.max(self.now), Kind::Done, slot);
+        }
+        if self.sched.queued() > 0 && self.in_device_count < self.s.queue_depth {
+            if let Some(t) = self.sched.wake_at() {
+                if self.sched_wake_armed.map_or(true, |a| a > t) {
+                    self.sched_wake_armed = Some(t);
+                    self.push(t.max(self.now), Kind::SchedWake, 0);
+                }
+            }
+        }
+    }
+
+    /// Accounts the requests that reached the device.
+    fn device_seen(&mut self) {
+        let spb = self.sectors_per_block;
+        for i in 0..self.seen.len() {
+            let (q, s) = self.seen[i];
+            let d = &mut self.c.device;
+            d.requests += 1;
+            let blocks = q.sectors.div_ceil(spb);
+            if q.op.is_write() {
+                d.writes += 1;
+                d.blocks_written += blocks;
+            } else {
+                d.reads += 1;
+                d.blocks_read += blocks;
+            }
+            d.busy_ns += s.finish_ns - s.start_ns;
+            if s.cache_hit {
+                d.cache_hits += 1;
+            }
+            *d.sizes.entry(blocks).or_default() += 1;
+            self.seqs.push(q.device, q.op.is_write(), q.sector, q.sectors, blocks, &mut self.c.device.sequences);
+            if self.observe[Boundary::Device as usize] {
+                let r = Request { time_ns: s.start_ns, offset: q.sector * SECTOR, length: q.sectors * SECTOR, pid: 0, device: q.device, op: q.op, file: None };
+                self.notify(Boundary::Device, &r);
+            }
+        }
+        self.seen.clear();
+    }
+
+    /// A dispatched request completed: every block in its range is done.
+    fn device_done(&mut self, slot: u32) {
+        let r = self.in_device[slot as usize].take().expect("request in the device");
+        self.c.end_ns = self.now;
+        self.in_device_free.push(slot);
+        self.in_device_count -= 1;
+        for b in r.block..r.end() {
+            let key = block_key(r.device, b);
+            let Some(st) = self.blocks.get_mut(&key) else { continue };
+            let waiters = if r.op.is_write() {
+                std::mem::replace(&mut st.write_waiters, NIL)
+            } else {
+                st.flags &= !(INFLIGHT | EVICTED);
+                std::mem::replace(&mut st.read_waiters, NIL)
+            };
+            if st.idle() {
+                self.blocks.remove(&key);
+            }
+            self.wake(waiters);
+        }
+        self.kick();
+    }
+
+    /// The flusher: writes back blocks dirty for longer than the expiry, then sleeps one
+    /// interval (while the run goes on).
+    fn flush_expired(&mut self) {
+        self.flush_armed = false;
+        let expire = self.s.resolved.dirty_expire_ns;
+        self.flush_buf.clear();
+        while let Some(&(t, key)) = self.dirty_fifo.front() {
+            if t.saturating_add(expire) > self.now {
+                break;
+            }
+            self.dirty_fifo.pop_front();
+            if let Some(st) = self.blocks.get_mut(&key) {
+                if st.flags & DIRTY != 0 && st.dirty_since == t {
+                    st.flags &= !DIRTY;
+                    self.flush_buf.push(key);
+                    if st.idle() {
+                        self.blocks.remove(&key);
+                    }
+                }
+            }
+        }
+        // Disk order, so contiguous dirty blocks leave as one request.
+        let mut keys = std::mem::take(&mut self.flush_buf);
+        keys.sort_unstable();
+        for &k in &keys {
+            let (device, block) = split_block_key(k);
+            self.c.cache.writeback_flush += 1;
+            self.push_write(device, block, Cause::Writeback, false);
+        }
+        self.flush_buf = keys;
+        self.flush_runs();
+        self.kick();
+        if !self.dirty_fifo.is_empty() && !self.finished() {
+            self.flush_armed = true;
+            let iv = self.s.resolved.flush_interval_ns;
+            self.push(self.now + iv, Kind::Flush, 0);
+        }
+    }
+
+    /// No process will issue anything more.
+    fn finished(&self) -> bool {
+        self.input_done
+            && self.next_arrival.is_none()
+            && self.inline.is_none()
+            && self.procs.iter().all(|p| p.queue.is_empty())
+            && self.pending.len() == self.pending_free.len()
+    }
+
+    pub(crate) fn process_reports(&self) -> Vec<ProcessReport> {
+        let mut v: Vec<ProcessReport> = self
+            .procs
+            .iter()
+            .map(|p| ProcessReport {
+                pid: p.pid,
+                requests: p.requests,
+                start_ns: p.start_ns,
+                end_ns: p.end_ns,
+                elapsed_ns: p.end_ns.saturating_sub(p.start_ns),
+                mean_response_ns: if p.requests == 0 { 0.0 } else { p.response_sum as f64 / p.requests as f64 },
+                max_response_ns: p.response_max,
+            })
+            .collect();
+        v.sort_by_key(|p| p.pid);
+        v
+    }
+}

@@ -1,0 +1,177 @@
+//! The timed engine: a discrete-event simulation of the whole stack.
+//!
+//! ```text
+//! processes -> [front] -> page cache (policy + prefetcher) -> [cache] -> I/O scheduler
+//!           -> [sched] -> disk-side layers -> [device] -> device model
+//! ```
+//!
+//! Virtual time in nanoseconds; one event queue (a binary heap ordered by time, ties broken by
+//! a sequence number, so a run is deterministic). Processes replay the trace closed-loop (a
+//! process issues its next request when the previous one completed, plus think time) or
+//! open-loop (at the trace timestamps). Reads wait for their blocks; prefetches are
+//! asynchronous; writes dirty cached blocks, written back on eviction and by a periodic flusher,
+//! or written through. The cache is any [`crate::cache::Policy`], driven through
+//! find/insert/evict so that every eviction is seen. Blocks are `page_size` bytes keyed by
+//! [`crate::cache::block_key`]. A block whose read is under way is in flight: it already
+//! occupies its cache slot (as a locked page does in Linux), a reference to it waits for that
+//! read, and it is never read twice at once. When the policy evicts an in-flight block, the read
+//! goes on, its waiters still get the data, and the block is simply not cached when the read
+//! completes; a reference meanwhile caches it again and waits for the same read. See
+//! docs/timed.md for the full semantics and the metrics.
+
+mod config;
+mod engine;
+mod observers;
+mod report;
+
+pub use config::{FileSizes, Processes, Replay, Resolved, StackConfig, Think, WritePolicy};
+pub use engine::{Boundary, BoundaryObserver};
+pub use observers::{DumpObserver, ProbeObserver};
+pub use report::{CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, SchedCounts, TimedReport};
+
+use crate::device::Device;
+use crate::error::{ConfigError, Error};
+use crate::layer::Layer;
+use crate::trace::TraceReader;
+use engine::{Engine, EngineSettings};
+
+/// A timed stack built from a config, ready to run one trace.
+pub struct TimedRun {
+    config: StackConfig,
+    engine: Engine,
+}
+
+impl TimedRun {
+    /// Builds every component the config names; errors name the option at fault.
+    pub fn new(config: &StackConfig) -> Result<TimedRun, ConfigError> {
+        let device = build_device(&config.device)?;
+        Self::with_device(config, device)
+    }
+
+    /// Builds the stack around a device the caller made (tests, custom models).
+    pub fn with_device(config: &StackConfig, device: Box<dyn Device>) -> Result<TimedRun, ConfigError> {
+        let resolved = config.resolve()?;
+        let policy = crate::cache::build(&config.policy, resolved.cache_blocks)?;
+        Self::with_parts(config, policy, device)
+    }
+
+    /// Builds the stack around a policy and a device the caller made; the config's `policy`
+    /// and `device` are then only echoed.
+    pub fn with_parts(config: &StackConfig, policy: Box<dyn crate::cache::Policy>, device: Box<dyn Device>) -> Result<TimedRun, ConfigError> {
+        let resolved = config.resolve()?;
+        let prefetcher = crate::prefetch::build(&config.prefetch, config.page_size)?;
+        let sched = crate::sched::build(&config.sched, crate::sched::SchedLimits { max_blocks: resolved.max_request_blocks })?;
+        let layers: Vec<Box<dyn Layer>> = match config.layers.first() {
+            None => Vec::new(),
+            Some(l) => return Err(ConfigError::unknown("--layer", "layer", l, &[])),
+        };
+        let settings = EngineSettings {
+            page_size: config.page_size,
+            queue_depth: config.queue_depth,
+            write_through: config.write_policy == WritePolicy::Through,
+            replay: config.replay,
+            processes: config.processes,
+            resolved,
+        };
+        let engine = Engine::new(settings, policy, prefetcher, sched, layers, device);
+        Ok(TimedRun { config: config.clone(), engine })
+    }
+
+    /// Observes the stream crossing `boundary` (locality probes, dumps).
+    pub fn observe(&mut self, boundary: Boundary, observer: Box<dyn BoundaryObserver>) {
+        self.engine.add_observer(boundary, observer);
+    }
+
+    /// Whether the run wants file sizes inferred by a first pass over the trace
+    /// ([`TimedRun::scan_extents`]): with `file_sizes = "infer"` and a prefetcher.
+    pub fn wants_extents(&self) -> bool {
+        self.config.file_sizes == FileSizes::Infer && self.engine.prefetcher().name() != "none"
+    }
+
+    /// First pass: the largest extent accessed in each file (requests with a file but no file
+    /// size) and on each device (requests without a file), as file sizes for the prefetcher.
+    pub fn scan_extents(&mut self, reader: &mut dyn TraceReader) -> Result<(), Error> {
+        let ps = self.config.page_size;
+        let mut buf = Vec::with_capacity(4096);
+        loop {
+            buf.clear();
+            if reader.read_batch(&mut buf, 4096)? == 0 {
+                break;
+            }
+            for r in &buf {
+                let (key, end) = match r.file {
+                    Some(f) if f.size.is_none() => ((false, f.id), f.offset + r.length.max(1)),
+                    Some(_) => continue,
+                    None => ((true, r.device as u64), r.offset + r.length.max(1)),
+                };
+                let pages = end.div_ceil(ps);
+                let e = self.engine.extents.entry(key).or_insert(0);
+                *e = (*e).max(pages);
+            }
+        }
+        Ok(())
+    }
+
+    /// Replays the trace through the stack and reports.
+    pub fn run(mut self, reader: &mut dyn TraceReader) -> Result<TimedReport, Error> {
+        self.engine.run(reader)?;
+        let e = &mut self.engine;
+        let mut probes = std::collections::BTreeMap::new();
+        for (b, o) in e.observers.iter_mut() {
+            let v = o.finish().map_err(|m| Error::Io(std::io::Error::other(format!("{} boundary: {m}", b.name()))))?;
+            if !v.is_null() {
+                probes.insert(b.name().to_string(), v);
+            }
+        }
+        let resolved = serde_json::json!({
+            "policy": e.policy().name(),
+            "cache": format!("{} blocks of {} bytes", self.config.resolve().map(|r| r.cache_blocks).unwrap_or(0), self.config.page_size),
+            "prefetch": e.prefetcher().name(),
+            "sched": e.scheduler().name(),
+            "layers": e.layers().iter().map(|l| l.name()).collect::<Vec<_>>(),
+            "device": e.device().name(),
+            "device_parameters": e.device().parameters(),
+            "replay": match self.config.replay { Replay::Closed => format!("closed, think {}", self.config.think), Replay::Open => "open".to_string() },
+        });
+        let c = &e.c;
+        let hit_ratio = if c.cache.accesses == 0 { 0.0 } else { c.cache.hits as f64 / c.cache.accesses as f64 };
+        Ok(TimedReport {
+            config: self.config.clone(),
+            resolved,
+            elapsed_ns: c.elapsed_ns,
+            end_ns: c.end_ns,
+            device_busy_ns: c.device.busy_ns,
+            device_requests: c.device.requests,
+            hit_ratio,
+            front: c.front.clone(),
+            cache: c.cache.clone(),
+            sched: c.sched.clone(),
+            device: c.device.clone(),
+            response: c.response.summary(),
+            processes: e.process_reports(),
+            probes,
+            skipped: e.skipped,
+        })
+    }
+}
+
+/// Runs a config over a trace that `open` can open (twice when file sizes are inferred).
+pub fn run_trace(
+    config: &StackConfig,
+    open: &mut dyn FnMut() -> Result<Box<dyn TraceReader>, Error>,
+    observers: Vec<(Boundary, Box<dyn BoundaryObserver>)>,
+) -> Result<TimedReport, Error> {
+    let mut run = TimedRun::new(config)?;
+    for (b, o) in observers {
+        run.observe(b, o);
+    }
+    if run.wants_extents() {
+        run.scan_extents(&mut *open()?)?;
+    }
+    run.run(&mut *open()?)
+}
+
+/// Builds the device a spec names (`iostack devices`).
+pub fn build_device(spec: &str) -> Result<Box<dyn Device>, ConfigError> {
+    crate::device::build(spec)
+}

@@ -1,0 +1,70 @@
+//! Observers for the stack's boundaries: a dump of the stream to a trace file, and a locality
+//! probe ([`crate::metrics::LocalityProbe`]).
+
+use std::path::{Path, PathBuf};
+
+use super::engine::BoundaryObserver;
+use crate::error::Error;
+use crate::metrics::{LocalityProbe, ProbeConfig};
+use crate::trace::write::{self, TraceWriter};
+use crate::trace::{Format, Request};
+
+/// Writes every request crossing a boundary to a trace file (iostack CSV unless the file name
+/// asks for another writable format, e.g. `.bin`, or a compressed `.csv.zst`).
+pub struct DumpObserver {
+    path: PathBuf,
+    writer: Option<Box<dyn TraceWriter>>,
+    error: Option<String>,
+}
+
+impl DumpObserver {
+    pub fn create(path: &Path) -> Result<DumpObserver, Error> {
+        let format = write::format_for_output(path).unwrap_or(Format::Csv);
+        let writer = write::create(path, format)?;
+        Ok(DumpObserver { path: path.to_path_buf(), writer: Some(writer), error: None })
+    }
+}
+
+impl BoundaryObserver for DumpObserver {
+    fn observe(&mut self, r: &Request) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Some(w) = self.writer.as_mut() {
+            if let Err(e) = w.write(r) {
+                self.error = Some(e.to_string());
+            }
+        }
+    }
+    fn finish(&mut self) -> Result<serde_json::Value, String> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let n = match self.writer.take() {
+            Some(w) => w.finish().map_err(|e| e.to_string())?,
+            None => 0,
+        };
+        Ok(serde_json::json!({ "dump": self.path.display().to_string(), "requests": n }))
+    }
+}
+
+/// Measures the locality (stack and block distance, affinity) of the stream crossing a boundary.
+pub struct ProbeObserver {
+    probe: LocalityProbe,
+}
+
+impl ProbeObserver {
+    pub fn new(config: ProbeConfig) -> ProbeObserver {
+        ProbeObserver { probe: LocalityProbe::new(config) }
+    }
+}
+
+impl BoundaryObserver for ProbeObserver {
+    #[inline]
+    fn observe(&mut self, r: &Request) {
+        self.probe.observe_request(r);
+    }
+    fn finish(&mut self) -> Result<serde_json::Value, String> {
+        serde_json::to_value(self.probe.report()).map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,250 @@
+//! A mixed file workload in the spirit of the DULO paper's BLAST and PostMark benchmarks
+//! (Jiang et al., ACM TOS 2007, Section 4.3.1), with a fresh or an aged file layout (Section 4.5).
+//!
+//! Three processes run concurrently (closed loop in the timed stack):
+//!
+//! - pid 1, the *scanner*: reads a set of large data files from start to end, `passes` times
+//!   (BLAST "scans the data files sequentially"; TPC-H query 6 is a sequential table scan);
+//! - pid 2, the *index reader*: one-block reads at random positions of an index file, a hot
+//!   part of it read more often than the rest (BLAST's "index and header files are accessed
+//!   randomly");
+//! - pid 3, the *small-file reader*: reads whole small files picked at random (PostMark's pool
+//!   of small files; diff's small files read in an order unrelated to their placement).
+//!
+//! Setting a component's size to zero removes it: only the scanner gives a purely sequential
+//! workload (the paper's TPC-H), only the index and small-file readers a purely random one (its
+//! diff).
+//!
+//! Layout. Files are placed in three regions spread over the disk (data, index, small files).
+//! Fresh: each file is contiguous. Aged (Section 4.5: on an aged file system "large files
+//! consist of a number of fragments of various sizes and files in the same directory are
+//! dispersed on the disk"): every file is cut into fragments of exponentially distributed size
+//! (mean `fragment_blocks`), and the fragments of each region are shuffled before being laid
+//! out with small random gaps, so a file's fragments are scattered over its region.
+//!
+//! Requests carry the file and the offset in it, so per-file prefetchers (Linux readahead) see
+//! files; a read that crosses a fragment boundary is split at it. Seeded and deterministic.
+
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Exp};
+use rand_pcg::Pcg64Mcg;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ConfigError;
+use crate::trace::{FileRef, Op, Request};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MixedFilesConfig {
+    /// Large data files scanned sequentially, their size, how many passes, blocks per read.
+    pub data_files: u32,
+    pub data_file_blocks: u64,
+    pub passes: u32,
+    pub scan_read_blocks: u64,
+    /// Index file size and one-block reads of it; `hot_fraction` of the index receives
+    /// `hot_share` of the reads.
+    pub index_blocks: u64,
+    pub index_reads: u64,
+    pub hot_fraction: f64,
+    pub hot_share: f64,
+    /// Small files (sizes uniform in 1..=small_file_max_blocks) and whole-file reads of them.
+    pub small_files: u32,
+    pub small_file_max_blocks: u64,
+    pub small_reads: u64,
+    /// Aged layout: files cut into fragments of this mean size (blocks) and scattered.
+    pub aged: bool,
+    pub fragment_blocks: f64,
+    /// Disk size in blocks (regions start at 0, 1/3 and 2/3 of it).
+    pub disk_blocks: u64,
+    pub block_bytes: u64,
+    pub seed: u64,
+}
+
+impl Default for MixedFilesConfig {
+    fn default() -> Self {
+        MixedFilesConfig {
+            data_files: 4,
+            data_file_blocks: 16_384,
+            passes: 8,
+            scan_read_blocks: 8,
+            index_blocks: 32_768,
+            index_reads: 20_000,
+            hot_fraction: 0.25,
+            hot_share: 0.95,
+            small_files: 2000,
+            small_file_max_blocks: 16,
+            small_reads: 1000,
+            aged: false,
+            fragment_blocks: 16.0,
+            disk_blocks: 39_062_500, // 160 GB of 4 KiB blocks (the paper's WD disk)
+            block_bytes: 4096,
+            seed: 1,
+        }
+    }
+}
+
+/// A file's extents: (first block in the file, disk block, length).
+struct FileMap {
+    id: u64,
+    blocks: u64,
+    extents: Vec<(u64, u64, u64)>,
+}
+
+impl MixedFilesConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.block_bytes == 0 || self.scan_read_blocks == 0 {
+            return Err(ConfigError::new("mixed.block_bytes", "block size and scan read size must be positive"));
+        }
+        if !(0.0..=1.0).contains(&self.hot_fraction) || !(0.0..=1.0).contains(&self.hot_share) {
+            return Err(ConfigError::new("mixed.hot_fraction", "hot_fraction and hot_share must be in [0, 1]"));
+        }
+        if self.aged && !(self.fragment_blocks >= 1.0) {
+            return Err(ConfigError::new("mixed.fragment_blocks", "the mean fragment must be at least 1 block"));
+        }
+        if self.small_reads > 0 && (self.small_files == 0 || self.small_file_max_blocks == 0) {
+            return Err(ConfigError::new("mixed.small_files", "small-file reads need small files"));
+        }
+        if self.index_reads > 0 && self.index_blocks == 0 {
+            return Err(ConfigError::new("mixed.index_blocks", "index reads need an index"));
+        }
+        Ok(())
+    }
+
+    /// Lays out files of the given sizes in the region starting at `base`.
+    fn layout(&self, sizes: &[(u64, u64)], base: u64, rng: &mut Pcg64Mcg) -> Vec<FileMap> {
+        let mut maps: Vec<FileMap> = sizes.iter().map(|&(id, n)| FileMap { id, blocks: n, extents: Vec::new() }).collect();
+        if !self.aged {
+            let mut at = base;
+            for m in maps.iter_mut() {
+                m.extents.push((0, at, m.blocks));
+                at += m.blocks;
+            }
+            return maps;
+        }
+        let exp = Exp::new(1.0 / self.fragment_blocks).expect("positive");
+        // (file index, first block in file, length)
+        let mut frags: Vec<(usize, u64, u64)> = Vec::new();
+        for (i, m) in maps.iter().enumerate() {
+            let mut off = 0;
+            while off < m.blocks {
+                let len = ((exp.sample(rng) as u64).max(1)).min(m.blocks - off);
+                frags.push((i, off, len));
+                off += len;
+            }
+        }
+        frags.shuffle(rng);
+        let mut at = base;
+        for (i, off, len) in frags {
+            at += rng.gen_range(0..8); // free-space holes between fragments
+            maps[i].extents.push((off, at, len));
+            at += len;
+        }
+        for m in maps.iter_mut() {
+            m.extents.sort();
+        }
+        maps
+    }
+
+    /// Reads of `len` blocks at file offset `off`, split at fragment boundaries.
+    fn read(&self, f: &FileMap, off: u64, len: u64, pid: u32, out: &mut Vec<Request>) {
+        let mut off = off;
+        let end = (off + len).min(f.blocks);
+        while off < end {
+            let &(foff, disk, elen) = f.extents.iter().rev().find(|e| e.0 <= off).expect("extents cover the file");
+            let n = (foff + elen).min(end) - off;
+            out.push(Request {
+                time_ns: 0,
+                offset: (disk + off - foff) * self.block_bytes,
+                length: n * self.block_bytes,
+                pid,
+                device: 0,
+                op: Op::Read,
+                file: Some(FileRef { id: f.id, offset: off * self.block_bytes, size: Some(f.blocks * self.block_bytes) }),
+            });
+            off += n;
+        }
+    }
+
+    /// The workload: requests of the three processes, each in its own order (the timed stack
+    /// replays each pid closed-loop, so they interleave by completion).
+    pub fn requests(&self) -> Result<Vec<Request>, ConfigError> {
+        self.validate()?;
+        let mut rng = Pcg64Mcg::seed_from_u64(self.seed ^ 0xD1B5_4A32_D192_ED03);
+        let third = self.disk_blocks / 3;
+        // File sizes and the read sequence come from their own stream, so that the layout (fresh
+        // or aged) changes where blocks are, not which are read.
+        let mut layout_rng = Pcg64Mcg::seed_from_u64(self.seed ^ 0x9E37_79B9_7F4A_7C15);
+        let data_sizes: Vec<(u64, u64)> = (0..self.data_files as u64).map(|i| (1 + i, self.data_file_blocks)).collect();
+        let small_sizes: Vec<(u64, u64)> =
+            (0..self.small_files as u64).map(|i| (20_000 + i, rng.gen_range(1..=self.small_file_max_blocks.max(1)))).collect();
+        let data = self.layout(&data_sizes, 0, &mut layout_rng);
+        let index = self.layout(&[(10_000, self.index_blocks)], third, &mut layout_rng);
+        let small = self.layout(&small_sizes, 2 * third, &mut layout_rng);
+        let mut out = Vec::new();
+        for _ in 0..self.passes {
+            for f in &data {
+                let mut off = 0;
+                while off < f.blocks {
+                    self.read(f, off, self.scan_read_blocks, 1, &mut out);
+                    off += self.scan_read_blocks;
+                }
+            }
+        }
+        if self.index_reads > 0 {
+            let hot = ((self.index_blocks as f64 * self.hot_fraction) as u64).max(1).min(self.index_blocks);
+            for _ in 0..self.index_reads {
+                let b = if rng.gen_bool(self.hot_share) || hot == self.index_blocks {
+                    rng.gen_range(0..hot)
+                } else {
+                    rng.gen_range(hot..self.index_blocks)
+                };
+                self.read(&index[0], b, 1, 2, &mut out);
+            }
+        }
+        for _ in 0..self.small_reads {
+            let f = &small[rng.gen_range(0..small.len())];
+            self.read(f, 0, f.blocks, 3, &mut out);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs(reqs: &[Request]) -> usize {
+        // Number of device-contiguous runs in the scanner's requests.
+        let s: Vec<&Request> = reqs.iter().filter(|r| r.pid == 1).collect();
+        1 + s.windows(2).filter(|w| w[0].offset + w[0].length != w[1].offset).count()
+    }
+
+    #[test]
+    fn fresh_files_are_contiguous_aged_ones_fragmented() {
+        let cfg = MixedFilesConfig { passes: 1, ..Default::default() };
+        let fresh = cfg.requests().unwrap();
+        assert_eq!(fresh, cfg.requests().unwrap(), "deterministic");
+        assert_eq!(runs(&fresh), 1, "data files laid end to end");
+        let aged = MixedFilesConfig { aged: true, ..cfg.clone() }.requests().unwrap();
+        let n = runs(&aged);
+        let expected = (4 * 16_384) as f64 / 16.0;
+        assert!(n as f64 > expected * 0.7 && (n as f64) < expected * 1.3, "{n} runs");
+        // Same blocks of each file are read, whatever the layout.
+        let blocks = |r: &[Request], pid| r.iter().filter(|q| q.pid == pid).map(|q| q.length).sum::<u64>();
+        assert_eq!(blocks(&fresh, 1), blocks(&aged, 1));
+        assert_eq!(blocks(&fresh, 3), blocks(&aged, 3));
+        // File offsets are continuous within each scanned file.
+        for r in aged.iter().filter(|r| r.pid == 1) {
+            assert!(r.file.unwrap().offset + r.length <= 16_384 * 4096);
+        }
+    }
+
+    #[test]
+    fn components_can_be_removed() {
+        let seq = MixedFilesConfig { index_reads: 0, small_reads: 0, ..Default::default() }.requests().unwrap();
+        assert!(seq.iter().all(|r| r.pid == 1));
+        let rnd = MixedFilesConfig { data_files: 0, ..Default::default() }.requests().unwrap();
+        assert!(rnd.iter().all(|r| r.pid != 1));
+        assert!(MixedFilesConfig { hot_share: 2.0, ..Default::default() }.requests().is_err());
+    }
+}
