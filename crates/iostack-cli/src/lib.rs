@@ -35,6 +35,8 @@ enum Command {
     Convert(commands::convert::Args),
     /// Generate a synthetic workload (zipf, uniform, ...) as a trace file.
     Gen(commands::gen::Args),
+    /// Compare the policies on a generated Zipf workload (a few seconds, no trace needed).
+    Demo(commands::demo::Args),
 }
 
 /// Runs the command line with `args` (including the program name); returns the exit code.
@@ -59,6 +61,7 @@ where
         Command::Formats(a) => commands::formats::run(a, &out),
         Command::Convert(a) => commands::convert::run(a, &out),
         Command::Gen(a) => commands::gen::run(a, &out),
+        Command::Demo(a) => commands::demo::run(a, &out),
     };
     match result {
         Ok(()) => 0,

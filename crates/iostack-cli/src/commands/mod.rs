@@ -5,3 +5,4 @@ pub mod analyze;
 pub mod convert;
 pub mod formats;
 pub mod gen;
+pub mod demo;

@@ -4,10 +4,10 @@
 //! the tail. This is the reference point of every other policy and the stack whose depths define
 //! stack distance (Mattson et al., 1970).
 
-use super::list::{List, Slab, Slot};
+use super::list::{List, Slab};
+use super::slots::SlotIndex;
 use super::{Access, Evicted, Key, Params, Policy, PolicyInfo};
 use crate::error::ConfigError;
-use super::KeyMap;
 
 pub const INFO: PolicyInfo = PolicyInfo {
     name: "lru",
@@ -25,14 +25,15 @@ struct Entry {
 pub struct Lru {
     capacity: u64,
     occupied: u64,
-    map: KeyMap<Slot>,
+    /// Key to slot; keys live only in the slab entries (see `slots.rs`).
+    index: SlotIndex,
     slab: Slab<Entry>,
     list: List,
 }
 
 impl Lru {
     pub fn new(capacity: u64) -> Self {
-        Lru { capacity, occupied: 0, map: KeyMap::default(), slab: Slab::default(), list: List::new() }
+        Lru { capacity, occupied: 0, index: SlotIndex::new(), slab: Slab::default(), list: List::new() }
     }
 
     /// Keys from most to least recently used.
@@ -52,16 +53,19 @@ impl Policy for Lru {
         self.occupied
     }
     fn len(&self) -> usize {
-        self.map.len()
+        self.index.len()
     }
     fn contains(&self, key: Key) -> bool {
-        self.map.contains_key(&key)
+        self.index.find(key, |s| self.slab.get(s).key).is_some()
     }
 
+    /// A hit moves the entry to the head. The entry keeps the size it was inserted with, as in
+    /// libCacheSim, even if this reference gives another size.
     #[inline]
     fn find(&mut self, a: &Access) -> bool {
-        match self.map.get(&a.key) {
-            Some(&s) => {
+        let slab = &self.slab;
+        match self.index.find(a.key, |s| slab.get(s).key) {
+            Some(s) => {
                 self.slab.move_to_head(&mut self.list, s);
                 true
             }
@@ -73,7 +77,8 @@ impl Policy for Lru {
     fn insert(&mut self, a: &Access) {
         let s = self.slab.alloc(Entry { key: a.key, size: a.size });
         self.slab.push_head(&mut self.list, s);
-        self.map.insert(a.key, s);
+        let slab = &self.slab;
+        self.index.insert(a.key, s, |x| slab.get(x).key);
         self.occupied += a.size;
     }
 
@@ -81,14 +86,16 @@ impl Policy for Lru {
     fn evict(&mut self, _a: &Access) -> Option<Evicted> {
         let s = self.slab.pop_tail(&mut self.list)?;
         let e = *self.slab.get(s);
+        let slab = &self.slab;
+        self.index.remove(e.key, |x| slab.get(x).key);
         self.slab.release(s);
-        self.map.remove(&e.key);
         self.occupied -= e.size;
         Some(Evicted { key: e.key, size: e.size })
     }
 
     fn remove(&mut self, key: Key) -> bool {
-        match self.map.remove(&key) {
+        let slab = &self.slab;
+        match self.index.remove(key, |x| slab.get(x).key) {
             Some(s) => {
                 self.slab.unlink(&mut self.list, s);
                 self.occupied -= self.slab.get(s).size;
@@ -100,7 +107,7 @@ impl Policy for Lru {
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.map.allocation_size() + self.slab.allocated_bytes()
+        self.index.allocation_size() + self.slab.allocated_bytes()
     }
 }
 

@@ -16,8 +16,17 @@ use crate::trace::Op;
 
 pub mod list;
 mod params;
+pub mod slots;
 
+pub mod arc;
+pub mod belady;
+pub mod clock;
+pub mod fifo;
+pub mod lfu;
 pub mod lru;
+pub mod slru;
+pub mod s3fifo;
+pub mod twoq;
 
 pub use params::{Params, PolicySpec};
 
@@ -98,7 +107,10 @@ pub struct Evicted {
 /// An implementation MUST:
 /// - never hold more than `capacity()` (the sum of the sizes of its entries, `occupied()`);
 /// - keep `find` free of side effects on other entries' residency: it may update metadata (move
-///   an entry, set a bit, record a ghost hit to use at the next `insert`), but must not evict;
+///   an entry, set a bit, record a ghost hit to use at the next `insert`), but must not evict,
+///   except where the policy's definition makes a hit give up an entry (SLRU, whose demotions
+///   cascade out of the probationary segment when it is over its share); such a policy says so
+///   in its module documentation and keeps `occupied()` exact;
 /// - return from `evict` an entry it held, and forget it;
 /// - make `get` equivalent to `find`, then on a miss (when the object fits at all) `evict` until
 ///   it fits, then `insert`, when it overrides `get` for speed;
@@ -127,7 +139,8 @@ pub trait Policy: Send {
     fn remove(&mut self, key: Key) -> bool;
 
     /// One cache reference with libCacheSim's semantics: a hit updates metadata; a miss inserts
-    /// the object after evicting as needed, unless it is larger than the whole cache.
+    /// the object after evicting as needed, unless it is larger than the whole cache (or, for a
+    /// policy that overrides `get`, than the part of the cache it would go into).
     /// Returns whether it hit.
     fn get(&mut self, a: &Access) -> bool {
         if self.find(a) {
@@ -167,7 +180,17 @@ pub struct PolicyInfo {
 }
 
 /// Every policy iostack has.
-pub static POLICIES: &[PolicyInfo] = &[lru::INFO];
+pub static POLICIES: &[PolicyInfo] = &[
+    lru::INFO,
+    fifo::INFO,
+    clock::INFO,
+    arc::INFO,
+    slru::INFO,
+    lfu::INFO,
+    belady::INFO,
+    twoq::INFO,
+    s3fifo::INFO,
+];
 
 /// Looks a policy up by name or alias (case-insensitive).
 pub fn find_info(name: &str) -> Option<&'static PolicyInfo> {

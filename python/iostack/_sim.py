@@ -1,0 +1,169 @@
+"""Miss-ratio simulation and trace reading from Python.
+
+Thin wrappers over the Rust core (``iostack._core``): arguments are normalised here (single
+values or lists, DataFrames or dicts of arrays, numpy dtypes), the work runs in Rust with the GIL
+released, and results come back as a dict (one run) or a pandas DataFrame (several runs).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Iterable, Mapping, Sequence, Union
+
+import numpy as np
+
+from iostack import _core
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: Columns of an in-memory trace, with their dtype and default when absent.
+#: ``offset`` is required; ``op`` may be 'R'/'W' strings, booleans or integers (non-zero = write).
+TRACE_COLUMNS = ("time_ns", "offset", "length", "op", "pid", "device")
+
+
+def _as_list(x: Any) -> tuple[list, bool]:
+    if isinstance(x, (list, tuple)):
+        return list(x), True
+    if isinstance(x, np.ndarray):
+        return x.tolist(), True
+    return [x], False
+
+
+def _size_text(s: Any) -> str:
+    if isinstance(s, (bool, np.bool_)):
+        raise ValueError(f"cache_size: {s!r} is not a size (expected e.g. 4096 or '64MiB')")
+    if isinstance(s, (int, np.integer)):
+        if s < 0:
+            raise ValueError(f"cache_size: {s} is negative")
+        return str(int(s))
+    if isinstance(s, str):
+        return s
+    raise ValueError(f"cache_size: {s!r} is not a size (expected e.g. 4096 or '64MiB')")
+
+
+def _op_array(op: Any, n: int) -> np.ndarray:
+    a = np.asarray(op)
+    if a.dtype.kind in "OUS":
+        s = np.char.upper(a.astype(str))
+        bad = ~np.isin(s, ["R", "W", "READ", "WRITE"])
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"row {i}: field `op`: `{a[i]}` is not R, W, read or write")
+        return np.ascontiguousarray(np.char.startswith(s, "W"), dtype=np.uint8)
+    return np.ascontiguousarray(a != 0, dtype=np.uint8)
+
+
+def _uint(col: str, values: Any, dtype: Any) -> np.ndarray:
+    a = np.asarray(values)
+    if a.dtype.kind == "f":
+        if not np.all(np.isfinite(a)) or np.any(a != np.floor(a)):
+            raise ValueError(f"field `{col}`: values must be whole numbers")
+    if a.dtype.kind in "if" and a.size and a.min() < 0:
+        i = int(np.argmin(a))
+        raise ValueError(f"row {i}: field `{col}`: {a[i]} is negative")
+    if a.dtype.kind not in "uif b":
+        raise ValueError(f"field `{col}`: expected numbers, got {a.dtype}")
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def _arrays(trace: Any) -> tuple:
+    """Request arrays from a DataFrame or a mapping of column name to values."""
+    cols: Mapping[str, Any]
+    if hasattr(trace, "columns") and hasattr(trace, "__getitem__"):
+        cols = {c: trace[c].to_numpy() for c in trace.columns}
+    elif isinstance(trace, Mapping):
+        cols = trace
+    else:
+        raise TypeError("trace must be a path, a pandas DataFrame or a dict of arrays")
+    if "offset" not in cols:
+        raise ValueError("an in-memory trace needs an `offset` column (the object key or byte offset)")
+    offset = _uint("offset", cols["offset"], np.uint64)
+    n = offset.shape[0]
+
+    def col(name: str, dtype: Any, default: Any) -> np.ndarray:
+        if name in cols and cols[name] is not None:
+            return _uint(name, cols[name], dtype)
+        return np.full(n, default, dtype=dtype)
+
+    length = col("length", np.uint64, 1)
+    time_ns = col("time_ns", np.uint64, 0)
+    op = _op_array(cols["op"], n) if "op" in cols else np.zeros(n, dtype=np.uint8)
+    pid = col("pid", np.uint32, 0)
+    device = col("device", np.uint32, 0)
+    return (offset, length, time_ns, op, pid, device)
+
+
+def simulate(
+    trace: Any,
+    policy: Union[str, Sequence[str]] = "lru",
+    cache_size: Union[int, str, Sequence[Union[int, str]]] = 1000,
+    mode: str = "object",
+    unit_size: bool = False,
+    page_size: int = 4096,
+    format: str | None = None,
+    skip_invalid: bool = False,
+    threads: int = 0,
+):
+    """Miss-ratio simulation of one or more policies and cache sizes over one trace.
+
+    ``trace`` is a path to a trace file (any format ``iostack formats`` lists; detected when
+    ``format`` is None), or requests in memory: a DataFrame or dict of arrays with an ``offset``
+    column and optional ``length`` (default 1), ``time_ns``, ``op``, ``pid``, ``device``
+    (as :func:`read_trace` returns them).
+
+    ``cache_size`` is a count in the cache's unit (objects with ``unit_size``, bytes in sized
+    object mode, blocks of ``page_size`` in block mode) or a string with a byte unit
+    (``"64MiB"``; not allowed with ``unit_size``).
+
+    Returns a dict for one policy and one size; a pandas DataFrame with one row per run (policies
+    outer, sizes inner) when ``policy`` or ``cache_size`` is a list. The fields are those of
+    ``iostack sim --json``: trace, format, policy, cache_size, cache_unit, mode, unit_size,
+    page_size, requests, hits, miss_ratio, byte_miss_ratio (block mode also blocks, block_hits,
+    block_miss_ratio), skipped, cached_objects, metadata_bytes_per_object.
+
+    Raises ValueError for a bad configuration or a malformed trace (the message names the file,
+    line or record and field), FileNotFoundError or OSError when the file cannot be read.
+    """
+    policies, many_p = _as_list(policy)
+    sizes, many_s = _as_list(cache_size)
+    if not all(isinstance(p, str) for p in policies):
+        raise ValueError("policy: expected a policy name or a list of names")
+    size_texts = [_size_text(s) for s in sizes]
+    if isinstance(trace, (str, os.PathLike)):
+        rows = _core.simulate(os.fspath(trace), policies, size_texts, mode=mode, unit_size=unit_size,
+                              page_size=int(page_size), format=format, skip_invalid=skip_invalid,
+                              threads=int(threads))
+    else:
+        if format is not None:
+            raise ValueError("format: applies to trace files only")
+        rows = _core.simulate(None, policies, size_texts, mode=mode, unit_size=unit_size,
+                              page_size=int(page_size), threads=int(threads), arrays=_arrays(trace))
+    if many_p or many_s:
+        import pandas as pd
+
+        return pd.DataFrame(rows)
+    return rows[0]
+
+
+def read_trace(path: PathLike, format: str | None = None, as_frame: bool = True, skip_invalid: bool = False):
+    """Reads a whole trace file into memory.
+
+    Returns a pandas DataFrame with columns ``time_ns``, ``offset``, ``length`` (bytes),
+    ``op`` ('R' or 'W'), ``pid``, ``device`` (and ``file_id``, ``file_offset`` when the trace
+    names files, -1 where a request has none); with ``as_frame=False`` a dict of numpy arrays
+    (``op`` as uint8, 1 = write). Times are nanoseconds from the start of the trace.
+    """
+    d = _core.read_trace(os.fspath(path), format=format, skip_invalid=skip_invalid)
+    d.pop("skipped", None)
+    if not as_frame:
+        return d
+    import pandas as pd
+
+    frame = pd.DataFrame(d)
+    frame["op"] = np.where(d["op"] != 0, "W", "R")
+    return frame
+
+
+def policies() -> list[str]:
+    """Names of the registered replacement policies."""
+    return list(_core.policies())
