@@ -459,9 +459,14 @@ impl Engine {
         self.c.end_ns = self.c.end_ns.max(self.c.elapsed_ns);
         self.seqs.close(&mut self.c.device.sequences);
         // Unused prefetched and dirty blocks left in the cache.
-        for st in self.blocks.values() {
+        for (&key, st) in self.blocks.iter() {
             if st.flags & PREFETCHED != 0 {
-                self.c.cache.prefetch_unused_at_end += 1;
+                if self.policy.contains(key) {
+                    self.c.cache.prefetch_unused_at_end += 1;
+                } else {
+                    self.c.cache.dropped_by_policy += 1;
+                    self.c.cache.prefetch_wasted += 1;
+                }
             }
             if st.flags & DIRTY != 0 {
                 self.c.cache.dirty_at_end += 1;
@@ -554,6 +559,9 @@ impl Engine {
         self.vtime += 1;
         let acc = self.access(key, Op::Read, pid, Origin::Demand);
         let hit = self.policy.find(&acc);
+        if !hit {
+            self.reconcile(key);
+        }
         let (mut flags, mut in_flight) = (0u8, false);
         if let Some(st) = self.blocks.get_mut(&key) {
             flags = st.flags;
@@ -629,7 +637,11 @@ impl Engine {
                 }
                 continue;
             }
-            if self.policy.contains(key) || self.blocks.get(&key).is_some_and(|s| s.flags & INFLIGHT != 0) {
+            if self.policy.contains(key) {
+                continue;
+            }
+            self.reconcile(key);
+            if self.blocks.get(&key).is_some_and(|s| s.flags & INFLIGHT != 0) {
                 continue;
             }
             let acc = self.access(key, Op::Read, pid, Origin::Prefetch { set, index: i, len: f.blocks });
@@ -654,6 +666,7 @@ impl Engine {
             c.hits += 1;
         } else {
             c.misses += 1;
+            self.reconcile(key);
             // Whole-page writes: the block is not read first.
             self.make_room(&acc);
             self.policy.insert(&acc);
@@ -702,8 +715,27 @@ impl Engine {
         }
     }
 
+    /// `key` is not in the policy: if the engine still holds cache state for it (a flag other
+    /// than a running read of an evicted block), the policy gave the block up without `evict`
+    /// (a contract violation); account it as an eviction now, so write-back and prefetch
+    /// accounting stay whole, and count it in `dropped_by_policy`.
+    #[inline]
+    fn reconcile(&mut self, key: Key) {
+        let Some(st) = self.blocks.get(&key) else { return };
+        let f = st.flags;
+        if f & (PREFETCHED | MARKER | DIRTY) != 0 || (f & INFLIGHT != 0 && f & EVICTED == 0) {
+            self.c.cache.dropped_by_policy += 1;
+            self.release(key);
+        }
+    }
+
     fn evicted(&mut self, key: Key) {
         self.c.cache.evictions += 1;
+        self.release(key);
+    }
+
+    /// The block left the cache: prefetch and write-back accounting.
+    fn release(&mut self, key: Key) {
         let Some(st) = self.blocks.get_mut(&key) else { return };
         let flags = st.flags;
         if flags & PREFETCHED != 0 {
