@@ -181,6 +181,8 @@ pub struct Engine {
     pending_free: Vec<u32>,
     procs: Vec<Proc>,
     proc_of: hashbrown::HashMap<u32, u32, rustc_hash::FxBuildHasher>,
+    /// The last (pid, process index) looked up: traces come in runs of one process.
+    last_proc: (u32, u32),
     in_device: Vec<Option<IoRequest>>,
     in_device_free: Vec<u32>,
     in_device_count: u32,
@@ -248,6 +250,7 @@ impl Engine {
             pending_free: Vec::new(),
             procs: Vec::new(),
             proc_of: Default::default(),
+            last_proc: (0, 0),
             in_device: Vec::new(),
             in_device_free: Vec::new(),
             in_device_count: 0,
@@ -370,12 +373,19 @@ impl Engine {
             super::Processes::One => 0,
             super::Processes::Device => r.device,
         };
-        if let Some(&i) = self.proc_of.get(&pid) {
-            return i;
+        if self.last_proc.0 == pid && !self.procs.is_empty() {
+            return self.last_proc.1;
         }
-        let i = self.procs.len() as u32;
-        self.procs.push(Proc { pid, ..Default::default() });
-        self.proc_of.insert(pid, i);
+        let i = match self.proc_of.get(&pid) {
+            Some(&i) => i,
+            None => {
+                let i = self.procs.len() as u32;
+                self.procs.push(Proc { pid, ..Default::default() });
+                self.proc_of.insert(pid, i);
+                i
+            }
+        };
+        self.last_proc = (pid, i);
         i
     }
 
@@ -756,17 +766,18 @@ impl Engine {
         }
     }
 
+    #[inline]
     fn wait_read(&mut self, key: Key, pend: u32) {
-        let head = self.blocks.get(&key).map_or(NIL, |s| s.read_waiters);
-        let node = self.alloc_wait(WaitNode { pending: pend, next: head });
-        self.blocks.entry(key).or_insert(BlockState::EMPTY).read_waiters = node;
+        let node = self.alloc_wait(WaitNode { pending: pend, next: NIL });
+        let st = self.blocks.entry(key).or_insert(BlockState::EMPTY);
+        self.waits[node as usize].next = std::mem::replace(&mut st.read_waiters, node);
         self.pending[pend as usize].outstanding += 1;
     }
 
     fn wait_write(&mut self, key: Key, pend: u32) {
-        let head = self.blocks.get(&key).map_or(NIL, |s| s.write_waiters);
-        let node = self.alloc_wait(WaitNode { pending: pend, next: head });
-        self.blocks.entry(key).or_insert(BlockState::EMPTY).write_waiters = node;
+        let node = self.alloc_wait(WaitNode { pending: pend, next: NIL });
+        let st = self.blocks.entry(key).or_insert(BlockState::EMPTY);
+        self.waits[node as usize].next = std::mem::replace(&mut st.write_waiters, node);
         self.pending[pend as usize].outstanding += 1;
     }
 
