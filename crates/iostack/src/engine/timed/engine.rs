@@ -612,13 +612,18 @@ impl Engine {
                 self.c.cache.misses_in_flight += 1;
                 let st = self.blocks.get_mut(&key).expect("in-flight block state");
                 st.flags &= !EVICTED;
+                self.wait_read(key, pend);
             } else {
                 self.c.cache.demand_fetched += 1;
-                self.blocks.entry(key).or_insert(BlockState::EMPTY).flags |= INFLIGHT;
+                // Mark in flight and wait, with one map operation.
+                let node = self.alloc_wait(WaitNode { pending: pend, next: NIL });
+                let st = self.blocks.entry(key).or_insert(BlockState::EMPTY);
+                st.flags |= INFLIGHT;
+                self.waits[node as usize].next = std::mem::replace(&mut st.read_waiters, node);
+                self.pending[pend as usize].outstanding += 1;
                 self.push_read(device, block, Cause::Demand, true);
                 fetched_now = true;
             }
-            self.wait_read(key, pend);
         } else if in_flight {
             self.wait_read(key, pend);
         }
@@ -987,7 +992,8 @@ impl Engine {
         self.in_device_count -= 1;
         for b in r.block..r.end() {
             let key = block_key(r.device, b);
-            let Some(st) = self.blocks.get_mut(&key) else { continue };
+            let hashbrown::hash_map::Entry::Occupied(mut o) = self.blocks.entry(key) else { continue };
+            let st = o.get_mut();
             let waiters = if r.op.is_write() {
                 std::mem::replace(&mut st.write_waiters, NIL)
             } else {
@@ -995,7 +1001,7 @@ impl Engine {
                 std::mem::replace(&mut st.read_waiters, NIL)
             };
             if st.idle() {
-                self.blocks.remove(&key);
+                o.remove();
             }
             self.wake(waiters);
         }
