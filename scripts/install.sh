@@ -6,4 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --upgrade --quiet pip
 python3 -m pip install --quiet -e ".[test,bench]"
-iostack demo
+# The console script lands in pip's script folder, which may not be on PATH.
+if command -v iostack >/dev/null 2>&1; then
+    iostack demo
+else
+    python3 -m iostack.cli demo
+fi

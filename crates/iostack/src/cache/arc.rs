@@ -183,6 +183,13 @@ impl Policy for Arc {
         }
     }
 
+    #[inline]
+    fn prefetch(&self, key: Key) {
+        if let Some(s) = self.lookup(key) {
+            self.slab.prefetch(s);
+        }
+    }
+
     fn find(&mut self, a: &Access) -> bool {
         let s = match self.lookup(a.key) {
             Some(s) => s,

@@ -128,6 +128,20 @@ impl<T> Slab<T> {
         self.free = s;
     }
 
+    /// Asks the CPU to start loading the node of slot `s` (a hint; no effect on contents).
+    #[inline(always)]
+    pub fn prefetch(&self, s: Slot) {
+        if let Some(node) = self.nodes.get(s as usize) {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: prefetching is a hint that never faults, and the pointer is to a live node.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch(node as *const Node<T> as *const i8, std::arch::x86_64::_MM_HINT_T0)
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = node;
+        }
+    }
+
     #[inline]
     pub fn get(&self, s: Slot) -> &T {
         &self.nodes[s as usize].value

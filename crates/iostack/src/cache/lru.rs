@@ -62,6 +62,14 @@ impl Policy for Lru {
     /// A hit moves the entry to the head. The entry keeps the size it was inserted with, as in
     /// libCacheSim, even if this reference gives another size.
     #[inline]
+    fn prefetch(&self, key: Key) {
+        let slab = &self.slab;
+        if let Some(s) = self.index.find(key, |s| slab.get(s).key) {
+            slab.prefetch(s);
+        }
+    }
+
+    #[inline]
     fn find(&mut self, a: &Access) -> bool {
         let slab = &self.slab;
         match self.index.find(a.key, |s| slab.get(s).key) {
@@ -85,6 +93,11 @@ impl Policy for Lru {
     #[inline]
     fn evict(&mut self, _a: &Access) -> Option<Evicted> {
         let s = self.slab.pop_tail(&mut self.list)?;
+        // The next eviction unlinks the new tail, writing to the node before it, which is
+        // cold (least recently used); start loading it now.
+        if let Some(p) = self.list.tail().and_then(|t| self.slab.prev(t)) {
+            self.slab.prefetch(p);
+        }
         let e = *self.slab.get(s);
         let slab = &self.slab;
         self.index.remove(e.key, |x| slab.get(x).key);

@@ -158,6 +158,12 @@ pub trait Policy: Send {
         false
     }
 
+    /// A hint that `key` will be referenced soon: a policy may start loading the memory a lookup
+    /// of `key` will touch, so that the cache misses of several references overlap. It must not
+    /// change any state or answer. The miss-ratio engine calls it a few references ahead.
+    #[inline]
+    fn prefetch(&self, _key: Key) {}
+
     /// True for policies that need [`Access::next_access`] (Belady).
     fn needs_future(&self) -> bool {
         false

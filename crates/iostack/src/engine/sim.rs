@@ -194,7 +194,13 @@ impl SimRun {
     pub fn feed_batch(&mut self, batch: &[Request]) {
         match (self.mode, self.future.is_some()) {
             (Mode::Object { unit_size }, false) => {
-                for r in batch {
+                // Hint the policy a few references ahead, so that its cache misses for the
+                // next requests overlap with the work on this one.
+                const AHEAD: usize = 4;
+                for (i, r) in batch.iter().enumerate() {
+                    if let Some(next) = batch.get(i + AHEAD) {
+                        self.policy.prefetch(next.offset);
+                    }
                     self.feed_object(r, unit_size, u64::MAX);
                 }
             }
