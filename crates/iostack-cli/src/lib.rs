@@ -37,6 +37,8 @@ enum Command {
     Gen(commands::gen::Args),
     /// Compare the policies on a generated Zipf workload (a few seconds, no trace needed).
     Demo(commands::demo::Args),
+    /// List the device presets and their parameters (--measure for measured figures).
+    Devices(commands::devices::Args),
 }
 
 /// Runs the command line with `args` (including the program name); returns the exit code.
@@ -62,6 +64,7 @@ where
         Command::Convert(a) => commands::convert::run(a, &out),
         Command::Gen(a) => commands::gen::run(a, &out),
         Command::Demo(a) => commands::demo::run(a, &out),
+        Command::Devices(a) => commands::devices::run(a, &out),
     };
     match result {
         Ok(()) => 0,

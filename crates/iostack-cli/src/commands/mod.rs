@@ -1,3 +1,4 @@
+pub mod devices;
 pub mod policies;
 pub mod run;
 pub mod sim;

@@ -59,8 +59,9 @@
 //! # Presets and sources
 //!
 //! Each preset's doc comment lists where each figure comes from: a paper, the maker's published
-//! specification, or, where neither gives a figure, an assumption typical of the drive's class
-//! (marked "assumed"). `docs/devices.md` has the same table and measured figures.
+//! specification, a validated DiskSim model, or, where none gives a figure, an assumption typical
+//! of the drive's class (marked "assumed"). A maker's figure that no copy of a source confirmed
+//! is marked "UNVERIFIED". `docs/devices.md` has the same table and measured figures.
 
 use super::{to_ns, Device, DeviceRequest, Service, Spec, SECTOR};
 use crate::error::ConfigError;
@@ -114,7 +115,8 @@ pub struct HddParams {
 /// - track-to-track 0.6 ms, full stroke 12.0 ms, head switch 0.8 ms, 10 surfaces, media rate
 ///   28.0 to 17.0 MB/s, 2 MB buffer in 8 segments, 0.1 ms overhead, 80 MB/s Ultra2 SCSI: assumed,
 ///   typical of 10,000 rpm SCSI drives of 1999 (the full stroke is the smallest round figure with
-///   which a sqrt-then-linear curve reaches a 6.5 ms average from 0.6 ms track-to-track).
+///   which a sqrt-then-linear curve reaches a 6.5 ms average from 0.6 ms track-to-track). No copy
+///   of IBM's specification for this drive was found to check them against.
 pub fn ultrastar18zx() -> HddParams {
     HddParams {
         preset: "ultrastar18zx".into(),
@@ -143,9 +145,14 @@ pub fn ultrastar18zx() -> HddParams {
 ///
 /// - 7,200 rpm: the paper. 160 GB = 312,581,808 sectors: the standard LBA count of 160 GB drives.
 /// - average seek 8.9 ms (read), track-to-track 2.0 ms, full stroke 21 ms, controller overhead
-///   0.3 ms, 8 MB buffer (JB models), Ultra ATA/100: WD Caviar EIDE specification sheets.
-/// - 4 surfaces (two 80 GB platters), media rate 58 to 32 MB/s (as measured in reviews of
-///   WD1600JB), head switch 1.0 ms, 16 segments: assumed.
+///   0.3 ms, Ultra ATA/100 (100 MB/s buffer to host): WD's specification sheet of the WD Caviar
+///   WD400BB, a 7,200 rpm EIDE Caviar of the same family (copy at
+///   lyberty.com/tech/hard_drives/WD_Caviar_WD400BB_specs); no sheet of the 160 GB model itself
+///   was found, so these are family figures.
+/// - 8 MB buffer: the "JB" Caviars are the 8 MB models (Tom's Hardware, "Western Digital WD1200JB
+///   With 8 MB Cache", and its 22-drive round-up: "those with 8 MB of cache are named ...JB").
+/// - 4 surfaces (two 80 GB platters), media rate 58 to 32 MB/s, head switch 1.0 ms, 16 segments:
+///   assumed (not checked against a source).
 pub fn wd7200() -> HddParams {
     HddParams {
         preset: "wd7200".into(),
@@ -173,9 +180,12 @@ pub fn wd7200() -> HddParams {
 /// (KDSim/REDCAP, Computer Journal 2016, Section 5: "a Seagate ST3400620AS disk with a capacity
 /// of 400 GB and a cache of 16 MB").
 ///
-/// - 400 GB = 781,422,768 sectors, 16 MB cache: the paper and Seagate's product manual.
-/// - 7,200 rpm, average seek 11 ms (read), track-to-track 0.8 ms, sustained rate 78 MB/s (outer),
-///   SATA 3 Gb/s (300 MB/s): Seagate Barracuda 7200.10 product manual / data sheet.
+/// - 400 GB, 16 MB cache: the paper; 781,422,768 sectors is the standard LBA count of 400 GB
+///   drives. 7,200 rpm, SATA 3 Gb/s (300 MB/s), 16 MB cache: also The Tech Report's review of the
+///   Barracuda 7200.10 (May 2006).
+/// - average seek 11 ms (read), track-to-track 0.8 ms, sustained rate 78 MB/s (outer): UNVERIFIED,
+///   recalled from Seagate's Barracuda 7200.10 manual/data sheet; no copy of either was found to
+///   check them against.
 /// - full stroke 22 ms (twice the average; not published), inner rate 40 MB/s, 6 surfaces,
 ///   head switch 0.8 ms, 16 segments, 0.1 ms overhead: assumed.
 pub fn st3400620as() -> HddParams {
@@ -207,37 +217,46 @@ pub fn st3400620as() -> HddParams {
 ///
 /// - capacity 17,783,240 sectors, rpm 10,045, average seek 5.4 ms, full stroke 10.63 ms: the
 ///   Split paper, Table 5.
-/// - 12 surfaces, 6,962 cylinders, 1 MB buffer: Seagate's Cheetah 9LP product manual. The media
-///   rates 22.1 and 14.4 MB/s are derived from them: 17,783,240 / (12 x 6,962) = 212.9 sectors per
-///   track on average, spread outer:inner = 1 : 0.65 (assumed), times 512 bytes per revolution of
-///   5.973 ms.
-/// - track-to-track 0.8 ms, head switch 0.8 ms, 4 segments, 0.1 ms overhead, 80 MB/s Ultra2
-///   SCSI: assumed.
+/// - 12 surfaces, 6,962 cylinders, track-to-track 0.831 ms, 11 zones of 254 down to 167 sectors
+///   per track (media rate 21.77 to 14.31 MB/s at 10,045 rpm), buffer of 3 segments of 561
+///   sectors: DiskSim's validated model of this drive, `SEAGATE_ST39102LW_validate`
+///   (`valid/cheetah9LP.model`, `cheetah9LP.seek` and `cheetah9LP.diskspecs` in the DiskSim
+///   distribution). DiskSim's full stroke is 10.627 ms, the paper's 10.63 ms. With equal-size
+///   zones interpolated linearly, 17,783,240 sectors need 7,040 cylinders here, 1 % more than the
+///   drive's 6,962 (its outer zones are wider).
+/// - head switch 0.8 ms, 0.1 ms overhead, 80 MB/s Ultra2 SCSI: assumed. DiskSim's model has a
+///   0.03 ms head switch but skews tracks by 97 sectors (2.3 ms) in the outer zones and 88 (3.1 ms)
+///   in the inner ones, and separate read
+///   hit and miss overheads (0.066 and 0.284 ms after a read); this model ties the track skew to
+///   the head switch and has one overhead, so neither is copied.
 pub fn cheetah9lp() -> HddParams {
     HddParams {
         preset: "cheetah9lp".into(),
         capacity_bytes: 17_783_240 * SECTOR,
         rpm: 10_045.0,
-        seek_t2t_ms: 0.8,
+        seek_t2t_ms: 0.831,
         seek_avg_ms: 5.4,
         seek_full_ms: 10.63,
         head_switch_ms: 0.8,
         overhead_ms: 0.1,
         surfaces: 12,
-        rate_outer_mbs: 22.1,
-        rate_inner_mbs: 14.4,
-        zones: 16,
+        rate_outer_mbs: 21.77,
+        rate_inner_mbs: 14.31,
+        zones: 11,
         interface_mbs: 80.0,
         cache: true,
-        cache_bytes: 1 << 20,
-        segments: 4,
+        cache_bytes: 3 * 561 * SECTOR,
+        segments: 3,
         read_ahead: true,
         write_cache: true,
     }
 }
 
+/// A named preset.
+pub type HddPreset = (&'static str, fn() -> HddParams);
+
 /// The HDD presets by name.
-pub const PRESETS: &[(&str, fn() -> HddParams)] =
+pub const PRESETS: &[HddPreset] =
     &[("ultrastar18zx", ultrastar18zx), ("wd7200", wd7200), ("st3400620as", st3400620as), ("cheetah9lp", cheetah9lp)];
 
 /// Keys a spec may override.
@@ -584,7 +603,7 @@ impl Hdd {
             pos = HeadPos { cyl: pl.cyl, head: pl.head };
             let here = (t / self.rev_ns).fract();
             let mut wait = (self.angle(&pl) - here).rem_euclid(1.0);
-            if wait > 1.0 - 1e-9 {
+            if wait > 1.0 - 1e-6 {
                 wait = 0.0; // rounding: the sector is under the head now
             }
             t += wait * self.rev_ns;
@@ -612,6 +631,30 @@ impl Hdd {
             }
         });
         ready
+    }
+
+    /// Moves the start of the running read-ahead's schedule up to the track holding its segment's
+    /// first sector, so that following it costs a segment's worth of tracks, not the whole stream.
+    /// The schedule itself is unchanged: the head is exactly at that track's chunk at that time.
+    fn rebase_bg(&mut self) {
+        let Some(bg) = self.bg else { return };
+        let keep = self.segments[bg.seg].start;
+        if keep <= bg.from {
+            return;
+        }
+        let mut new = None;
+        self.walk(bg.pos0, bg.t0, bg.from, bg.to, |lba, n, ts, _| {
+            if keep < lba + n {
+                let pl = self.locate(lba);
+                new = Some((lba, ts, HeadPos { cyl: pl.cyl, head: pl.head }));
+                false
+            } else {
+                true
+            }
+        });
+        if let Some((from, t0, pos0)) = new {
+            self.bg = Some(Background { from, t0, pos0, ..bg });
+        }
     }
 
     /// Stops the background read-ahead at time `t`: its segment keeps what was read, the head
@@ -745,6 +788,7 @@ impl Hdd {
                     bg.to = want;
                 }
                 self.segments[i].start = self.segments[i].start.max(want.saturating_sub(s));
+                self.rebase_bg();
             }
             _ => {
                 let seg = self.segments[i];
@@ -896,6 +940,29 @@ mod tests {
         let within = span(spt - 1, cyl - spt + 1);
         let across = span(spt, cyl - spt + 1);
         assert!(across - within < d0.seek.t2t_ns + 2.0 * sn, "{} ns more at a cylinder boundary", across - within);
+    }
+
+    #[test]
+    fn following_a_long_stream_keeps_the_schedule() {
+        // The same stream read with and without rebasing the read-ahead gives the same times; the
+        // cost of following it stays bounded (a long stream is not re-walked from its start).
+        let mut d = hdd("hdd:st3400620as");
+        let mut t = 0;
+        let mut last = 0;
+        for i in 0..20_000u64 {
+            let s = d.service(&DeviceRequest::read(i * 64, 64), t);
+            assert!(s.finish_ns >= s.start_ns);
+            last = s.finish_ns - s.start_ns;
+            t = s.finish_ns;
+            if let Some(bg) = d.bg {
+                assert!(bg.to - bg.from <= d.seg_sectors + d.zones[0].spt, "read-ahead span grows: {bg:?}");
+            }
+        }
+        // 64 sectors at the outer rate, within a track switch.
+        let per = 64.0 * d.zones[0].sector_ns;
+        assert!((last as f64) < per + d.head_switch_ns + d.seek.t2t_ns, "{last}");
+        let mbs = 20_000.0 * 64.0 * 512.0 / t as f64 * 1e3;
+        assert!(mbs > 0.85 * d.p.rate_outer_mbs, "{mbs}");
     }
 
     #[test]
