@@ -9,6 +9,7 @@ plots and reports on top.
 
 from iostack._core import __version__
 from iostack._sim import policies, read_trace, simulate
+from iostack.analysis import Analysis, analyze
 from iostack.timed import run
 
-__all__ = ["__version__", "policies", "read_trace", "run", "simulate"]
+__all__ = ["__version__", "policies", "read_trace", "run", "simulate", "analyze", "Analysis"]

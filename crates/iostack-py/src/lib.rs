@@ -18,6 +18,7 @@ use iostack::trace::{read_all, Format, Op, ReaderOptions, Request};
 use iostack::units::Size;
 
 mod timed;
+mod analyze;
 
 /// Runs the `iostack` command line with `argv` (program name first); returns the exit code.
 #[pyfunction]
@@ -233,5 +234,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     timed::register(m)?;
+    analyze::register(m)?;
     Ok(())
 }

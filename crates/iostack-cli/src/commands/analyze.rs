@@ -46,7 +46,7 @@ pub struct Args {
     /// fixed Max, or `exclude` to leave first references out.
     #[arg(long, default_value = "distinct")]
     pub first_reference: String,
-    /// Intervals of the series over time: `auto`, a duration (`10s`, `1h`) or `N` requests
+    /// Intervals of the series over time: `auto`, a duration (`10s`, `3600s`) or `N` requests
     /// (`100000req`).
     #[arg(long, default_value = "auto")]
     pub interval: String,
@@ -130,30 +130,42 @@ fn print_report(rep: &AnalysisReport, json: bool, out: &Output) -> anyhow::Resul
     }
 }
 
-/// Runs `iostack analyze ...` (`argv` with the program name first) and returns the exit code and
-/// the report as JSON. `--plot DIR` is accepted and left to the caller (the Python entry point
-/// draws the plots); with `print_output` the usual table or JSON is printed as well.
-pub fn capture(argv: Vec<String>, print_output: bool) -> (i32, Option<String>) {
-    #[derive(clap::Parser, Debug)]
-    #[command(name = "iostack analyze")]
-    struct One {
-        #[command(flatten)]
-        args: Args,
-    }
+#[derive(clap::Parser, Debug)]
+#[command(name = "iostack analyze")]
+struct Standalone {
+    #[command(flatten)]
+    args: Args,
+}
+
+/// `argv` (`iostack analyze TRACE ...`, program name first) without the subcommand name.
+fn parse_argv(argv: &[String]) -> Result<Args, clap::Error> {
     use clap::Parser as _;
     let rest: Vec<String> = argv.iter().take(1).cloned().chain(argv.iter().skip(2).cloned()).collect();
-    let one = match One::try_parse_from(rest) {
-        Ok(o) => o,
+    Standalone::try_parse_from(rest).map(|s| s.args)
+}
+
+/// The analysis of `iostack analyze ...` (`argv` with the program name first) as a report, or
+/// the error message the command would print. `--plot` is accepted and ignored (the caller
+/// plots); nothing is printed.
+pub fn report_from_argv(argv: Vec<String>) -> Result<AnalysisReport, String> {
+    let args = parse_argv(&argv).map_err(|e| e.render().to_string())?;
+    report(&args).map_err(|e| format!("{e:#}"))
+}
+
+/// Runs `iostack analyze ...` (`argv` with the program name first) as the command line does,
+/// printing its table or JSON, but accepting `--plot DIR`, and returns the exit code and the
+/// report as JSON for the caller to plot (the Python entry point).
+pub fn capture(argv: Vec<String>) -> (i32, Option<String>) {
+    let args = match parse_argv(&argv) {
+        Ok(a) => a,
         Err(e) => {
             let _ = e.print();
             return (e.exit_code(), None);
         }
     };
     let out = Output::stdout();
-    let result = report(&one.args).and_then(|rep| {
-        if print_output {
-            print_report(&rep, one.args.json, &out)?;
-        }
+    let result = report(&args).and_then(|rep| {
+        print_report(&rep, args.json, &out)?;
         Ok(serde_json::to_string(&rep)?)
     });
     match result {
@@ -237,8 +249,9 @@ pub fn table(r: &AnalysisReport) -> String {
     );
     let _ = writeln!(s);
     let _ = writeln!(s, "locality (Fox, Lojpur and Wang)    mean     median");
-    let _ = writeln!(s, "  stack affinity (temporal)        {:<8} {}", num(r.stack_affinity.mean.map(|v| (v * 1e4).round() / 1e4)), num(r.stack_affinity.median.map(|v| (v * 1e4).round() / 1e4)));
-    let _ = writeln!(s, "  block affinity (spatial)         {:<8} {}", num(r.block_affinity.mean.map(|v| (v * 1e4).round() / 1e4)), num(r.block_affinity.median.map(|v| (v * 1e4).round() / 1e4)));
+    let aff = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
+    let _ = writeln!(s, "  stack affinity (temporal)        {:<8} {}", aff(r.stack_affinity.mean), aff(r.stack_affinity.median));
+    let _ = writeln!(s, "  block affinity (spatial)         {:<8} {}", aff(r.block_affinity.mean), aff(r.block_affinity.median));
     let _ = writeln!(s, "  stack distance                   {:<8} {}", num(l.stack_distance.mean), num(l.stack_distance.median));
     let _ = writeln!(s, "  block distance                   {:<8} {}", num(l.block_distance.mean), num(l.block_distance.median));
     let _ = writeln!(s, "  reuse distance                   {:<8} {}", num(l.reuse_distance.mean), num(l.reuse_distance.median));

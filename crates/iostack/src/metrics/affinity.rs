@@ -148,8 +148,21 @@ impl DistanceDistribution {
     /// Records a reference at distance `d`.
     #[inline]
     pub fn record(&mut self, d: u64) {
+        self.record_with_affinity(d, affinity_fast(d));
+    }
+
+    /// Records a value whose affinity means nothing (reuse distances, request sizes): the
+    /// distribution's affinity is then not meaningful.
+    #[inline]
+    pub fn record_value(&mut self, d: u64) {
+        self.record_with_affinity(d, 0.0);
+    }
+
+    /// Records a reference at distance `d` whose affinity the caller already computed.
+    #[inline]
+    pub fn record_with_affinity(&mut self, d: u64, affinity: f64) {
         self.count += 1;
-        self.affinity_sum += affinity_fast(d);
+        self.affinity_sum += affinity;
         self.distance_sum += d as f64;
         self.log2[log2_bucket(d)] += 1;
         let du = d as usize;

@@ -29,7 +29,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::affinity::{Affinity, DistanceDistribution, DistanceSummary};
+use super::affinity::{affinity_fast, Affinity, DistanceDistribution, DistanceSummary};
 use super::block_distance::BlockDistance;
 use super::series::{IntervalSpec, Series, SeriesReport};
 use super::stack_distance::{FirstReference, StackDistance};
@@ -208,21 +208,40 @@ impl LocalityProbe {
         let index = self.references;
         self.references += 1;
         let (d, info) = self.stack.access(key);
-        match d {
+        let stack_affinity = match d {
             Some(d) => {
-                self.stack_dist.record(d);
+                let a = affinity_fast(d);
+                self.stack_dist.record_with_affinity(d, a);
                 // References strictly between the two uses.
-                self.reuse_dist.record(index - info.last_ref);
+                self.reuse_dist.record_value(index - info.last_ref);
+                Some(a)
             }
             None => {
                 self.stack_dist.record_first();
                 self.reuse_dist.record_first();
+                None
             }
-        }
+        };
         info.last_ref = index + 1;
-        info.last_interval = self.series.reference(d, block_distance, info.last_interval);
-        self.block_dist.record(block_distance);
+        let block_affinity = affinity_fast(block_distance);
+        info.last_interval = self.series.reference(stack_affinity, block_affinity, info.last_interval);
+        self.block_dist.record_with_affinity(block_distance, block_affinity);
         d
+    }
+
+    /// Hints the CPU to fetch the stack entry of the first unit of `r`, a request the caller
+    /// will observe soon (callers holding a batch prefetch a few requests ahead).
+    #[inline]
+    pub fn prefetch(&self, r: &Request) {
+        let key = match self.config.granularity {
+            Granularity::Bytes(unit) => block_key(r.device, r.offset / unit),
+            Granularity::Object => r.offset,
+            Granularity::File => match r.file {
+                Some(f) => f.id,
+                None => return,
+            },
+        };
+        self.stack.prefetch(key);
     }
 
     /// Distinct units referenced so far.

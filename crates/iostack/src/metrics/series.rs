@@ -41,7 +41,7 @@ pub enum IntervalSpec {
 }
 
 impl IntervalSpec {
-    /// Parses `auto`, a duration (`10s`, `1h`, `500ms`) or a request count (`100000req`).
+    /// Parses `auto`, a duration (`10s`, `3600s`, `500ms`) or a request count (`100000req`).
     pub fn parse(option: &str, text: &str) -> Result<IntervalSpec, crate::ConfigError> {
         let t = text.trim();
         if t == "auto" {
@@ -165,21 +165,22 @@ impl Series {
         self.level += 1;
     }
 
-    /// A reference of the current request. `prev_base` is the base interval of the key's previous
+    /// A reference of the current request, with its stack affinity (`None` for a first
+    /// reference) and block affinity. `prev_base` is the base interval of the key's previous
     /// reference plus one (0 for a first reference); returns the value to store for the key.
     #[inline]
-    pub fn reference(&mut self, stack: Option<u64>, block: u64, prev_base: u64) -> u64 {
+    pub fn reference(&mut self, stack_affinity: Option<f64>, block_affinity: f64, prev_base: u64) -> u64 {
         let p = &mut self.points[self.current];
         p.references += 1;
-        match stack {
-            Some(d) => {
+        match stack_affinity {
+            Some(a) => {
                 p.stack_count += 1;
-                p.stack_sum += super::affinity::affinity_fast(d);
+                p.stack_sum += a;
             }
             None => p.stack_first += 1,
         }
         p.block_count += 1;
-        p.block_sum += super::affinity::affinity_fast(block);
+        p.block_sum += block_affinity;
         let i = self.current_base;
         let lvl = self.level;
         let new_level = if prev_base == 0 { Some(63) } else {
@@ -274,7 +275,7 @@ mod tests {
         for &k in keys {
             s.begin_request(0);
             let prev = last.get(&k).copied().unwrap_or(0);
-            let v = s.reference(None, 0, prev);
+            let v = s.reference(None, 1.0, prev);
             last.insert(k, v);
         }
         s.report(FirstReference::Exclude, 0).points.iter().map(|p| p.working_set).collect()
@@ -293,6 +294,24 @@ mod tests {
         let fixed = working_sets(IntervalSpec::Requests(100), &keys);
         let want: Vec<u64> = keys.chunks(100).map(|c| c.iter().collect::<std::collections::HashSet<_>>().len() as u64).collect();
         assert_eq!(fixed, want);
+    }
+
+    #[test]
+    fn time_intervals() {
+        let mut s = Series::new(IntervalSpec::Time(5_000_000_000));
+        // Trace clock starting at 100 s; one request per second, one going back in time.
+        for (i, t) in [100u64, 101, 102, 103, 104, 105, 103, 107, 110, 111].into_iter().enumerate() {
+            s.begin_request(t * 1_000_000_000);
+            s.reference(Some(1.0), 0.5, if i % 2 == 0 { 0 } else { 1 });
+        }
+        let r = s.report(FirstReference::Exclude, 0);
+        assert_eq!(r.unit, "ns");
+        let starts: Vec<u64> = r.points.iter().map(|p| p.start / 1_000_000_000).collect();
+        assert_eq!(starts, vec![100, 105, 110]);
+        let counts: Vec<u64> = r.points.iter().map(|p| p.requests).collect();
+        // The request stamped 103 after 105 counts as no time passing (still in [105, 110)).
+        assert_eq!(counts, vec![5, 3, 2]);
+        assert!(r.points.iter().all(|p| p.stack_affinity == Some(1.0) && p.block_affinity == Some(0.5)));
     }
 
     #[test]

@@ -18,11 +18,13 @@
 //! so a reference costs one hash lookup, one prefix count (O(log n)) and two point updates.
 //!
 //! The time axis would grow with the stream; when it is full it is compacted: live marks are
-//! renumbered 0..live in order (which keeps every depth), and the axis is resized to four times
-//! the number of live keys. Memory stays proportional to the number of distinct keys, and the
-//! compaction cost is amortised O(1) per reference.
+//! renumbered 0..live in order (which keeps every depth: a key's new slot is the rank of its old
+//! one among the marks), and the axis is resized to four times the number of live keys. Memory
+//! stays proportional to the number of distinct keys (one hash entry per key holding its slot,
+//! plus one bit per slot and a 32-bit count per 64 slots), and a compaction, one pass over the
+//! keys, comes only after three times as many references: amortised O(1) per reference.
 
-use crate::cache::{Key, KeyMap};
+use crate::cache::Key;
 
 /// What the distance of a first reference is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -119,20 +121,105 @@ impl Fenwick {
     }
 }
 
+/// Per-key state: the key, the slot of its last use, and the caller's payload, in one table
+/// entry so that a reference costs one lookup.
+#[derive(Clone, Copy)]
+struct Entry<P> {
+    key: Key,
+    /// `EMPTY` for a free table cell.
+    slot: u32,
+    payload: P,
+}
+
+const EMPTY: u32 = u32::MAX;
+
+/// Open-addressing (linear probing) table of keys. Keys are never removed from a stack, so the
+/// table needs no tombstones; owning it (rather than a general hash map) lets callers prefetch
+/// the cell of a key they will reference soon, which hides the one cache miss a reference to a
+/// cold key costs.
+struct KeyTable<P> {
+    cells: Vec<Entry<P>>,
+    /// 64 - log2(cells.len()): Fibonacci hashing keeps the top bits of `key * phi`.
+    shift: u32,
+    len: usize,
+}
+
+const PHI: u64 = 0x9e37_79b9_7f4a_7c15;
+
+impl<P: Copy + Default> KeyTable<P> {
+    fn new() -> Self {
+        let n = 1usize << 10;
+        KeyTable { cells: vec![Entry { key: 0, slot: EMPTY, payload: P::default() }; n], shift: 64 - 10, len: 0 }
+    }
+
+    #[inline]
+    fn home(&self, key: Key) -> usize {
+        (key.wrapping_mul(PHI) >> self.shift) as usize
+    }
+
+    /// Hints the CPU to fetch the cell of `key`.
+    #[inline]
+    fn prefetch(&self, key: Key) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let p = self.cells.as_ptr().wrapping_add(self.home(key)) as *const i8;
+            // SAFETY: prefetching is a hint; it never faults, and `home` is within the table.
+            unsafe { std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = key;
+    }
+
+    /// The index of `key`'s cell, inserting it with `slot` when absent (then `true`).
+    #[inline]
+    fn find_or_insert(&mut self, key: Key, slot: u32) -> (usize, bool) {
+        let mask = self.cells.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            let c = &self.cells[i];
+            if c.slot == EMPTY {
+                break;
+            }
+            if c.key == key {
+                return (i, false);
+            }
+            i = (i + 1) & mask;
+        }
+        if (self.len + 1) * 4 > self.cells.len() * 3 {
+            self.grow();
+            return self.find_or_insert(key, slot);
+        }
+        self.cells[i] = Entry { key, slot, payload: P::default() };
+        self.len += 1;
+        (i, true)
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let n = self.cells.len() * 2;
+        let old = std::mem::replace(&mut self.cells, vec![Entry { key: 0, slot: EMPTY, payload: P::default() }; n]);
+        self.shift -= 1;
+        let mask = n - 1;
+        for e in old.into_iter().filter(|e| e.slot != EMPTY) {
+            let mut i = self.home(e.key);
+            while self.cells[i].slot != EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.cells[i] = e;
+        }
+    }
+
+    fn entries_mut(&mut self) -> impl Iterator<Item = &mut Entry<P>> {
+        self.cells.iter_mut().filter(|e| e.slot != EMPTY)
+    }
+}
+
 /// Computes LRU stack distances in O(log n) per reference.
 ///
 /// `P` is a per-key payload the caller may keep next to the stack entry (for instance the
 /// position of the last reference, to get reuse distances), so that one hash lookup serves both.
-///
-/// Keys get a dense id on their first reference; the time axis stores ids, so compaction renumbers
-/// slots by walking arrays, without hashing.
 pub struct StackDistance<P: Copy + Default = ()> {
-    ids: KeyMap<u32>,
-    /// Slot of the last use, per id.
-    slot_of: Vec<u32>,
-    payload: Vec<P>,
-    /// Id at each slot (meaningful where the mark bit is set).
-    slot_id: Vec<u32>,
+    map: KeyTable<P>,
     /// One bit per slot: set when the slot is some key's last use.
     marks: Vec<u64>,
     fenwick: Fenwick,
@@ -163,22 +250,12 @@ impl<P: Copy + Default> StackDistance<P> {
     pub fn with_capacity(slots: usize) -> Self {
         let capacity = (slots.clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
         let words = (capacity / 64) as usize;
-        StackDistance {
-            ids: KeyMap::default(),
-            slot_of: Vec::new(),
-            payload: Vec::new(),
-            slot_id: vec![0; capacity as usize],
-            marks: vec![0; words],
-            fenwick: Fenwick::zeroed(words),
-            now: 0,
-            capacity,
-            compactions: 0,
-        }
+        StackDistance { map: KeyTable::new(), marks: vec![0; words], fenwick: Fenwick::zeroed(words), now: 0, capacity, compactions: 0 }
     }
 
     /// Number of distinct keys referenced so far.
     pub fn distinct(&self) -> u64 {
-        self.slot_of.len() as u64
+        self.map.len as u64
     }
 
     /// Times the time axis was compacted (for tests and diagnostics).
@@ -195,49 +272,56 @@ impl<P: Copy + Default> StackDistance<P> {
         }
         let now = self.now;
         self.now += 1;
+        let live = self.map.len as u32;
         let w = (now / 64) as usize;
-        self.marks[w] |= 1u64 << (now % 64);
-        self.fenwick.add(w, 1);
-        let live = self.slot_of.len() as u32;
-        let id = *self.ids.entry(key).or_insert(live);
-        self.slot_id[now as usize] = id;
-        if id == live {
-            self.slot_of.push(now);
-            self.payload.push(P::default());
-            return (None, &mut self.payload[id as usize]);
+        let (i, inserted) = self.map.find_or_insert(key, now);
+        if inserted {
+            self.marks[w] |= 1u64 << (now % 64);
+            self.fenwick.add(w, 1);
+            return (None, &mut self.map.cells[i].payload);
         }
-        let old = std::mem::replace(&mut self.slot_of[id as usize], now);
+        let st = &mut self.map.cells[i];
+        let old = std::mem::replace(&mut st.slot, now);
         let ow = (old / 64) as usize;
         let bit = old % 64;
-        // Marks at or before `old`: prefix of whole words, then the bits of its word.
+        // Marks at or before `old`: whole words before its word, then the bits of its word.
         let upto = self.fenwick.prefix(ow) + (self.marks[ow] & ((2u64 << bit).wrapping_sub(1))).count_ones();
-        // `live` marks existed before this reference; those after `old` are the keys above it.
+        // `live` marks exist; those after `old` belong to the keys above it in the stack.
         let depth = live - upto;
         self.marks[ow] &= !(1u64 << bit);
-        self.fenwick.add(ow, -1);
-        (Some(depth as u64), &mut self.payload[id as usize])
+        self.marks[w] |= 1u64 << (now % 64);
+        if ow != w {
+            self.fenwick.add(ow, -1);
+            self.fenwick.add(w, 1);
+        }
+        (Some(depth as u64), &mut st.payload)
     }
 
-    /// Renumbers the live marks 0..live in stream order and resizes the axis.
+    /// Hints the CPU to bring in the table cell of `key`, which the caller will reference soon
+    /// (a few references ahead), so that the cache miss overlaps other work.
+    #[inline]
+    pub fn prefetch(&self, key: Key) {
+        self.map.prefetch(key);
+    }
+
+    /// Renumbers the live marks 0..live in stream order and resizes the axis. A key's new slot is
+    /// the rank of its old one among the marks, so one pass over the keys renumbers them all.
     #[cold]
     fn compact(&mut self) {
         self.compactions += 1;
-        let live = self.slot_of.len();
-        let new_capacity = ((live * GROWTH).clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
-        let mut new_ids: Vec<u32> = vec![0; new_capacity as usize];
-        let mut next = 0u32;
-        for (w, &word) in self.marks.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                let b = bits.trailing_zeros();
-                bits &= bits - 1;
-                let id = self.slot_id[w * 64 + b as usize];
-                new_ids[next as usize] = id;
-                self.slot_of[id as usize] = next;
-                next += 1;
-            }
+        let live = self.map.len;
+        let mut before: Vec<u32> = Vec::with_capacity(self.marks.len());
+        let mut s = 0u32;
+        for &word in &self.marks {
+            before.push(s);
+            s += word.count_ones();
         }
-        debug_assert_eq!(next as usize, live);
+        debug_assert_eq!(s as usize, live);
+        for e in self.map.entries_mut() {
+            let w = (e.slot / 64) as usize;
+            e.slot = before[w] + (self.marks[w] & ((1u64 << (e.slot % 64)) - 1)).count_ones();
+        }
+        let new_capacity = ((live * GROWTH).clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
         let words = (new_capacity / 64) as usize;
         let mut marks = vec![0u64; words];
         for m in marks.iter_mut().take(live / 64) {
@@ -248,18 +332,13 @@ impl<P: Copy + Default> StackDistance<P> {
         }
         self.fenwick = Fenwick::from_counts(marks.iter().map(|w| w.count_ones()), words);
         self.marks = marks;
-        self.slot_id = new_ids;
-        self.now = next;
+        self.now = live as u32;
         self.capacity = new_capacity;
     }
 
     /// Bytes of memory held (map, axis, tree).
     pub fn memory_bytes(&self) -> usize {
-        self.ids.capacity() * (std::mem::size_of::<(Key, u32)>() + 1)
-            + self.slot_of.capacity() * 4
-            + self.payload.capacity() * std::mem::size_of::<P>()
-            + self.slot_id.capacity() * 4
-            + self.marks.capacity() * 8
+        self.map.cells.capacity() * std::mem::size_of::<Entry<P>>() + self.marks.capacity() * 8
             + self.fenwick.tree.capacity() * 4
     }
 }
@@ -308,6 +387,15 @@ mod tests {
         assert!(sd.compactions() > 3, "the test must exercise compaction");
         assert_eq!(got, naive(&keys));
         assert_eq!(sd.distinct(), keys.iter().collect::<std::collections::HashSet<_>>().len() as u64);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_stream_matches_the_definition(keys in proptest::collection::vec(0u64..40, 0..400)) {
+            let mut sd: StackDistance = StackDistance::new();
+            let got: Vec<Option<u64>> = keys.iter().map(|&k| sd.access(k).0).collect();
+            proptest::prop_assert_eq!(got, naive(&keys));
+        }
     }
 
     #[test]

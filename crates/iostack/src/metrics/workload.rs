@@ -183,7 +183,7 @@ impl WorkloadAnalyzer {
                 self.ops.write_bytes += r.length;
             }
         }
-        self.sizes.record(r.length);
+        self.sizes.record_value(r.length);
         self.size_min = self.size_min.min(r.length);
         self.size_max = self.size_max.max(r.length);
         self.first_time.get_or_insert(r.time_ns);
@@ -270,6 +270,9 @@ impl WorkloadAnalyzer {
     }
 }
 
+/// How many requests ahead the stack entry of a request is prefetched.
+const PREFETCH_DISTANCE: usize = 8;
+
 /// Analyses a whole trace.
 pub fn analyze(reader: &mut dyn TraceReader, config: AnalysisConfig) -> Result<AnalysisReport, Error> {
     let mut a = WorkloadAnalyzer::new(config)?;
@@ -279,7 +282,10 @@ pub fn analyze(reader: &mut dyn TraceReader, config: AnalysisConfig) -> Result<A
         if reader.read_batch(&mut buf, 1 << 14)? == 0 {
             break;
         }
-        for r in &buf {
+        for (i, r) in buf.iter().enumerate() {
+            if let Some(ahead) = buf.get(i + PREFETCH_DISTANCE) {
+                a.probe.prefetch(ahead);
+            }
             a.feed(r);
         }
     }

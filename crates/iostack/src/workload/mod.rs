@@ -35,6 +35,7 @@ use crate::error::{ConfigError, TraceError};
 use crate::trace::{FileRef, Op, Request, TraceReader};
 
 pub mod uniform;
+pub mod extremes;
 pub mod zipf;
 
 /// How requests arrive.
@@ -186,7 +187,8 @@ pub struct GeneratorInfo {
 }
 
 /// Every generator, in the order `iostack gen --list` shows them.
-pub const GENERATORS: &[GeneratorInfo] = &[zipf::INFO, uniform::INFO];
+pub const GENERATORS: &[GeneratorInfo] = &[zipf::INFO, uniform::INFO,
+    extremes::HOT_NEAR, extremes::HOT_FAR, extremes::COLD_NEAR, extremes::COLD_FAR];
 
 /// The generator called `name`; the error lists the valid names.
 pub fn generator(name: &str) -> Result<&'static GeneratorInfo, ConfigError> {

@@ -1,0 +1,178 @@
+"""Trace characterisation and locality metrics as DataFrames: ``iostack.analyze``.
+
+The analysis itself runs in the Rust core (the same code as ``iostack analyze``); this module
+turns its report into pandas DataFrames:
+
+- ``summary``: one row of scalar figures (requests, footprint, read fraction, affinities, ...);
+- ``mrc``: the LRU miss-ratio curve, one row per cache size (``cache_size``, ``miss_ratio``,
+  ``misses``, and in block mode ``request_miss_ratio``);
+- ``histograms``: log2-bucket histograms, one row per (``distance``, bucket) for the stack,
+  block and reuse distances, request sizes and sequential-run lengths;
+- ``series``: affinities and working set per interval.
+
+Stack and block affinity follow Fox, Lojpur and Wang, "Quantifying temporal and spatial
+localities in storage workloads" (Section 3): ``1 / log10(10 + distance)``; an affinity that
+cannot be measured (empty stream or interval) is ``NaN`` in DataFrames and ``None`` in
+``report``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Iterable, Optional, Union
+
+import pandas as pd
+
+from iostack import _core
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass
+class Analysis:
+    """The result of :func:`analyze`."""
+
+    summary: pd.DataFrame
+    mrc: pd.DataFrame
+    histograms: pd.DataFrame
+    series: pd.DataFrame
+    #: The full report, as ``iostack analyze --json`` prints it.
+    report: dict
+
+    def __repr__(self) -> str:
+        return f"Analysis({self.report.get('trace')!r}, {self.report.get('requests')} requests)"
+
+
+def analyze_argv(
+    trace: PathLike,
+    *,
+    mode: str = "block",
+    page_size: Union[int, str] = 4096,
+    format: Optional[str] = None,
+    mapping: Optional[str] = None,
+    skip_invalid: bool = False,
+    first_reference: Union[str, int] = "distinct",
+    interval: str = "auto",
+    mrc_sizes: Optional[Iterable[Union[int, str]]] = None,
+) -> list:
+    """The ``iostack analyze`` command line for these options."""
+    argv = ["iostack", "analyze", os.fspath(trace), "--mode", mode, "--page-size", str(page_size)]
+    if format is not None:
+        argv += ["--format", format]
+    if mapping is not None:
+        argv += ["--mapping", mapping]
+    if skip_invalid:
+        argv.append("--skip-invalid")
+    argv += ["--first-reference", str(first_reference), "--interval", str(interval)]
+    if mrc_sizes is not None:
+        sizes = [str(s) for s in mrc_sizes]
+        if not sizes:
+            raise ValueError("mrc_sizes: give at least one cache size")
+        argv += ["--mrc-sizes", ",".join(sizes)]
+    return argv
+
+
+def analyze(trace: PathLike, **options) -> Analysis:
+    """Characterises ``trace`` without simulating anything.
+
+    Options (the same as ``iostack analyze``): ``mode`` (``"block"``, ``"object"`` or
+    ``"file"``), ``page_size`` (block granularity: ``4096``, ``"64KiB"``, ``"sector"``),
+    ``format``, ``mapping`` (generic CSV columns), ``skip_invalid``, ``first_reference``
+    (``"distinct"``, ``"exclude"`` or a fixed Max), ``interval`` (``"auto"``, ``"10s"``,
+    ``"100000req"``), ``mrc_sizes`` (cache sizes in units, or byte sizes such as ``"64MiB"``).
+
+    Raises ``ValueError`` with the command's message on a bad trace or option.
+    """
+    report = json.loads(_core.analyze_json(analyze_argv(trace, **options)))
+    return from_report(report)
+
+
+def from_report(report: dict) -> Analysis:
+    """DataFrames of a report (as printed by ``iostack analyze --json``)."""
+    return Analysis(
+        summary=_summary(report),
+        mrc=_mrc(report),
+        histograms=_histograms(report),
+        series=_series(report),
+        report=report,
+    )
+
+
+def _nan(x):
+    return float("nan") if x is None else x
+
+
+def _summary(r: dict) -> pd.DataFrame:
+    loc = r["locality"]
+    row = {
+        "trace": r["trace"],
+        "mode": r["mode"],
+        "page_size": r["page_size"],
+        "requests": r["requests"],
+        "skipped_invalid": r["skipped_invalid"],
+        "devices": r["devices"],
+        "reads": r["ops"]["reads"],
+        "writes": r["ops"]["writes"],
+        "read_bytes": r["ops"]["read_bytes"],
+        "write_bytes": r["ops"]["write_bytes"],
+        "read_fraction": _nan(r["ops"]["read_fraction"]),
+        "footprint_units": r["footprint_units"],
+        "footprint_bytes": r["footprint_bytes"],
+        "references": loc["references"],
+        "request_size_mean": _nan(r["request_size"]["mean"]),
+        "request_size_median": _nan(r["request_size"]["median"]),
+        "sequential_fraction": _nan(r["sequential"]["sequential_fraction"]),
+        "sequential_runs": r["sequential"]["runs"],
+        "mean_run_requests": _nan(r["sequential"]["mean_run_requests"]),
+        "stack_affinity_mean": _nan(r["stack_affinity"]["mean"]),
+        "stack_affinity_median": _nan(r["stack_affinity"]["median"]),
+        "block_affinity_mean": _nan(r["block_affinity"]["mean"]),
+        "block_affinity_median": _nan(r["block_affinity"]["median"]),
+        "stack_distance_mean": _nan(loc["stack_distance"]["mean"]),
+        "stack_distance_median": _nan(loc["stack_distance"]["median"]),
+        "block_distance_mean": _nan(loc["block_distance"]["mean"]),
+        "block_distance_median": _nan(loc["block_distance"]["median"]),
+        "reuse_distance_mean": _nan(loc["reuse_distance"]["mean"]),
+        "reuse_distance_median": _nan(loc["reuse_distance"]["median"]),
+        "first_references": loc["stack_distance"]["first_references"],
+        "first_reference_max": loc["stack_distance"]["first_reference_max"],
+    }
+    return pd.DataFrame([row])
+
+
+def _mrc(r: dict) -> pd.DataFrame:
+    df = pd.DataFrame(r["mrc"], columns=["cache_size", "miss_ratio", "misses"])
+    if r.get("mrc_requests") is not None:
+        df["request_miss_ratio"] = [p["miss_ratio"] for p in r["mrc_requests"]]
+    return df
+
+
+def _histograms(r: dict) -> pd.DataFrame:
+    loc = r["locality"]
+    parts = {
+        "stack_distance": loc["stack_distance"]["histogram"],
+        "block_distance": loc["block_distance"]["histogram"],
+        "reuse_distance": loc["reuse_distance"]["histogram"],
+        "request_size": r["request_size"]["histogram"],
+        "run_length": r["sequential"]["run_length_histogram"],
+    }
+    rows = [
+        {"distance": name, "lo": b["lo"], "hi": b["hi"], "count": b["count"]}
+        for name, buckets in parts.items()
+        for b in buckets
+    ]
+    return pd.DataFrame(rows, columns=["distance", "lo", "hi", "count"])
+
+
+def _series(r: dict) -> pd.DataFrame:
+    s = r["locality"]["series"]
+    df = pd.DataFrame(
+        s["points"],
+        columns=["start", "requests", "references", "first_references", "working_set", "stack_affinity", "block_affinity"],
+    )
+    df = df.astype({"stack_affinity": float, "block_affinity": float})
+    df.attrs["unit"] = s["unit"]
+    df.attrs["width"] = s["width"]
+    return df
