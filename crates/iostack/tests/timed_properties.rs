@@ -73,7 +73,7 @@ fn case() -> impl Strategy<Value = Case> {
     let reqs = prop::collection::vec(req, 1..160);
     let cfg = (
         0usize..16,
-        2u64..48,
+        8u64..64,
         prop::sample::select(vec!["none", "obl", "pm:2", "pa:3", "linux", "linux:max=64KiB"]),
         prop::sample::select(vec!["noop", "cscan", "sstf", "deadline:read_expire=5ms,write_expire=20ms", "batch:4"]),
         prop::sample::select(vec!["fixed:2ms", "hdd:st3400620as", "ssd:x25m"]),
