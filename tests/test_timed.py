@@ -16,10 +16,10 @@ def _trace(tmp_path):
 
 def test_run_reports_and_echoes_config(tmp_path):
     t = _trace(tmp_path)
-    r = iostack.run(t, policy="lru", cache=16, prefetch="linux", sched="cscan", device="fixed:9.5ms")
+    r = iostack.run(t, policy="lru", cache=256, prefetch="linux", sched="cscan", device="fixed:9.5ms")
     for key in ("config", "elapsed_ns", "device_busy_ns", "device_requests", "hit_ratio"):
         assert key in r
-    assert r["config"]["cache"] == "16"
+    assert r["config"]["cache"] == "256"
     assert r["front"]["requests"] == 64
     # A sequential read with readahead needs far fewer device requests than blocks.
     assert r["device_requests"] < 20

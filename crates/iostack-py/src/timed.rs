@@ -5,7 +5,7 @@ use std::path::Path;
 use iostack::engine::timed::{self, Boundary, BoundaryObserver, DumpObserver, ProbeObserver, StackConfig};
 use iostack::metrics::{Granularity, ProbeConfig};
 use iostack::trace::{self, CsvMapping, Format, ReaderOptions};
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 
 fn value_err(e: impl std::fmt::Display) -> PyErr {
@@ -28,12 +28,18 @@ fn run_timed(
     mapping: Option<String>,
     skip_invalid: bool,
 ) -> PyResult<String> {
+    if trace != "-" && !Path::new(&trace).exists() {
+        return Err(PyFileNotFoundError::new_err(format!("{trace}: no such file")));
+    }
     let config = StackConfig::parse(&config, "config").map_err(value_err)?;
     config.resolve().map_err(value_err)?;
     let format = format.as_deref().map(Format::from_name).transpose().map_err(value_err)?;
     let csv_mapping = mapping.as_deref().map(CsvMapping::parse).transpose().map_err(value_err)?;
     let options = ReaderOptions { skip_invalid, csv_mapping, ..Default::default() };
     py.allow_threads(move || {
+        // Check the stack and the trace before creating any output file.
+        timed::TimedRun::new(&config).map_err(value_err)?;
+        drop(trace::open(Path::new(&trace), format, &options).map_err(value_err)?);
         let mut observers: Vec<(Boundary, Box<dyn BoundaryObserver>)> = Vec::new();
         for (layer, path) in &dumps {
             let b = Boundary::parse(layer).ok_or_else(|| value_err(format!("dump: unknown layer `{layer}`; valid: front, cache, sched, device")))?;

@@ -173,6 +173,9 @@ proptest! {
                 prop_assert!(ts[k] >= fs[k - 1], "block {} read again at {} before its read completed at {}", b, ts[k], fs[k - 1]);
             }
         }
+        if c.config.policy == "lru" {
+            prop_assert_eq!(cc.dropped_by_policy, 0);
+        }
         prop_assert!(r.elapsed_ns <= r.end_ns);
         prop_assert!(r.device_busy_ns <= r.end_ns);
     }

@@ -157,6 +157,9 @@ pub fn report(args: &Args) -> anyhow::Result<TimedReport> {
     let format = args.format.as_deref().map(Format::from_name).transpose()?;
     let csv_mapping = args.mapping.as_deref().map(CsvMapping::parse).transpose()?;
     let options = ReaderOptions { skip_invalid: args.skip_invalid, csv_mapping, ..Default::default() };
+    // Check the stack and the trace before creating any output file.
+    timed::TimedRun::new(&config)?;
+    drop(trace::open(&args.trace, format, &options)?);
     let mut observers: Vec<(Boundary, Box<dyn BoundaryObserver>)> = Vec::new();
     for d in &args.dump {
         let (layer, path) = d.split_once('=').ok_or_else(|| anyhow::anyhow!("--dump: `{d}` is not LAYER=PATH"))?;

@@ -111,7 +111,7 @@ impl Default for StackConfig {
             page_size: 4096,
             prefetch: "linux".into(),
             sched: "cscan".into(),
-            device: "hdd".into(),
+            device: "hdd:st3400620as".into(),
             layers: Vec::new(),
             queue_depth: 1,
             max_request: "512KiB".into(),

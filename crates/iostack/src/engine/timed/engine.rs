@@ -181,6 +181,8 @@ pub struct Engine {
     pending_free: Vec<u32>,
     procs: Vec<Proc>,
     proc_of: hashbrown::HashMap<u32, u32, rustc_hash::FxBuildHasher>,
+    /// The last (pid, process index) looked up: traces come in runs of one process.
+    last_proc: (u32, u32),
     in_device: Vec<Option<IoRequest>>,
     in_device_free: Vec<u32>,
     in_device_count: u32,
@@ -248,6 +250,7 @@ impl Engine {
             pending_free: Vec::new(),
             procs: Vec::new(),
             proc_of: Default::default(),
+            last_proc: (0, 0),
             in_device: Vec::new(),
             in_device_free: Vec::new(),
             in_device_count: 0,
@@ -356,6 +359,11 @@ impl Engine {
         }
         let mut r = self.batch[self.batch_pos];
         self.batch_pos += 1;
+        // Let the policy start loading the entry a few requests ahead (a memory prefetch only;
+        // no effect on results).
+        if let Some(ahead) = self.batch.get(self.batch_pos + 3) {
+            self.policy.prefetch(block_key(ahead.device, ahead.offset / self.s.page_size));
+        }
         // Trace time relative to the first request, never going back.
         let t0 = *self.t0.get_or_insert(r.time_ns);
         let t = r.time_ns.saturating_sub(t0).max(self.last_trace_ns);
@@ -370,12 +378,19 @@ impl Engine {
             super::Processes::One => 0,
             super::Processes::Device => r.device,
         };
-        if let Some(&i) = self.proc_of.get(&pid) {
-            return i;
+        if self.last_proc.0 == pid && !self.procs.is_empty() {
+            return self.last_proc.1;
         }
-        let i = self.procs.len() as u32;
-        self.procs.push(Proc { pid, ..Default::default() });
-        self.proc_of.insert(pid, i);
+        let i = match self.proc_of.get(&pid) {
+            Some(&i) => i,
+            None => {
+                let i = self.procs.len() as u32;
+                self.procs.push(Proc { pid, ..Default::default() });
+                self.proc_of.insert(pid, i);
+                i
+            }
+        };
+        self.last_proc = (pid, i);
         i
     }
 
@@ -459,9 +474,14 @@ impl Engine {
         self.c.end_ns = self.c.end_ns.max(self.c.elapsed_ns);
         self.seqs.close(&mut self.c.device.sequences);
         // Unused prefetched and dirty blocks left in the cache.
-        for st in self.blocks.values() {
+        for (&key, st) in self.blocks.iter() {
             if st.flags & PREFETCHED != 0 {
-                self.c.cache.prefetch_unused_at_end += 1;
+                if self.policy.contains(key) {
+                    self.c.cache.prefetch_unused_at_end += 1;
+                } else {
+                    self.c.cache.dropped_by_policy += 1;
+                    self.c.cache.prefetch_wasted += 1;
+                }
             }
             if st.flags & DIRTY != 0 {
                 self.c.cache.dirty_at_end += 1;
@@ -554,6 +574,9 @@ impl Engine {
         self.vtime += 1;
         let acc = self.access(key, Op::Read, pid, Origin::Demand);
         let hit = self.policy.find(&acc);
+        if !hit {
+            self.reconcile(key);
+        }
         let (mut flags, mut in_flight) = (0u8, false);
         if let Some(st) = self.blocks.get_mut(&key) {
             flags = st.flags;
@@ -594,13 +617,18 @@ impl Engine {
                 self.c.cache.misses_in_flight += 1;
                 let st = self.blocks.get_mut(&key).expect("in-flight block state");
                 st.flags &= !EVICTED;
+                self.wait_read(key, pend);
             } else {
                 self.c.cache.demand_fetched += 1;
-                self.blocks.entry(key).or_insert(BlockState::EMPTY).flags |= INFLIGHT;
+                // Mark in flight and wait, with one map operation.
+                let node = self.alloc_wait(WaitNode { pending: pend, next: NIL });
+                let st = self.blocks.entry(key).or_insert(BlockState::EMPTY);
+                st.flags |= INFLIGHT;
+                self.waits[node as usize].next = std::mem::replace(&mut st.read_waiters, node);
+                self.pending[pend as usize].outstanding += 1;
                 self.push_read(device, block, Cause::Demand, true);
                 fetched_now = true;
             }
-            self.wait_read(key, pend);
         } else if in_flight {
             self.wait_read(key, pend);
         }
@@ -629,7 +657,11 @@ impl Engine {
                 }
                 continue;
             }
-            if self.policy.contains(key) || self.blocks.get(&key).is_some_and(|s| s.flags & INFLIGHT != 0) {
+            if self.policy.contains(key) {
+                continue;
+            }
+            self.reconcile(key);
+            if self.blocks.get(&key).is_some_and(|s| s.flags & INFLIGHT != 0) {
                 continue;
             }
             let acc = self.access(key, Op::Read, pid, Origin::Prefetch { set, index: i, len: f.blocks });
@@ -654,6 +686,7 @@ impl Engine {
             c.hits += 1;
         } else {
             c.misses += 1;
+            self.reconcile(key);
             // Whole-page writes: the block is not read first.
             self.make_room(&acc);
             self.policy.insert(&acc);
@@ -702,8 +735,27 @@ impl Engine {
         }
     }
 
+    /// `key` is not in the policy: if the engine still holds cache state for it (a flag other
+    /// than a running read of an evicted block), the policy gave the block up without `evict`
+    /// (a contract violation); account it as an eviction now, so write-back and prefetch
+    /// accounting stay whole, and count it in `dropped_by_policy`.
+    #[inline]
+    fn reconcile(&mut self, key: Key) {
+        let Some(st) = self.blocks.get(&key) else { return };
+        let f = st.flags;
+        if f & (PREFETCHED | MARKER | DIRTY) != 0 || (f & INFLIGHT != 0 && f & EVICTED == 0) {
+            self.c.cache.dropped_by_policy += 1;
+            self.release(key);
+        }
+    }
+
     fn evicted(&mut self, key: Key) {
         self.c.cache.evictions += 1;
+        self.release(key);
+    }
+
+    /// The block left the cache: prefetch and write-back accounting.
+    fn release(&mut self, key: Key) {
         let Some(st) = self.blocks.get_mut(&key) else { return };
         let flags = st.flags;
         if flags & PREFETCHED != 0 {
@@ -724,17 +776,18 @@ impl Engine {
         }
     }
 
+    #[inline]
     fn wait_read(&mut self, key: Key, pend: u32) {
-        let head = self.blocks.get(&key).map_or(NIL, |s| s.read_waiters);
-        let node = self.alloc_wait(WaitNode { pending: pend, next: head });
-        self.blocks.entry(key).or_insert(BlockState::EMPTY).read_waiters = node;
+        let node = self.alloc_wait(WaitNode { pending: pend, next: NIL });
+        let st = self.blocks.entry(key).or_insert(BlockState::EMPTY);
+        self.waits[node as usize].next = std::mem::replace(&mut st.read_waiters, node);
         self.pending[pend as usize].outstanding += 1;
     }
 
     fn wait_write(&mut self, key: Key, pend: u32) {
-        let head = self.blocks.get(&key).map_or(NIL, |s| s.write_waiters);
-        let node = self.alloc_wait(WaitNode { pending: pend, next: head });
-        self.blocks.entry(key).or_insert(BlockState::EMPTY).write_waiters = node;
+        let node = self.alloc_wait(WaitNode { pending: pend, next: NIL });
+        let st = self.blocks.entry(key).or_insert(BlockState::EMPTY);
+        self.waits[node as usize].next = std::mem::replace(&mut st.write_waiters, node);
         self.pending[pend as usize].outstanding += 1;
     }
 
@@ -944,7 +997,8 @@ impl Engine {
         self.in_device_count -= 1;
         for b in r.block..r.end() {
             let key = block_key(r.device, b);
-            let Some(st) = self.blocks.get_mut(&key) else { continue };
+            let hashbrown::hash_map::Entry::Occupied(mut o) = self.blocks.entry(key) else { continue };
+            let st = o.get_mut();
             let waiters = if r.op.is_write() {
                 std::mem::replace(&mut st.write_waiters, NIL)
             } else {
@@ -952,7 +1006,7 @@ impl Engine {
                 std::mem::replace(&mut st.read_waiters, NIL)
             };
             if st.idle() {
-                self.blocks.remove(&key);
+                o.remove();
             }
             self.wake(waiters);
         }

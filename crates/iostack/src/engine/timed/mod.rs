@@ -59,6 +59,12 @@ impl TimedRun {
     /// and `device` are then only echoed.
     pub fn with_parts(config: &StackConfig, policy: Box<dyn crate::cache::Policy>, device: Box<dyn Device>) -> Result<TimedRun, ConfigError> {
         let resolved = config.resolve()?;
+        if policy.needs_future() {
+            return Err(ConfigError::new(
+                "--policy",
+                format!("`{}` needs each reference's next use, which the timed engine does not compute (the reference stream depends on timing); use it with `iostack sim`", policy.name()),
+            ));
+        }
         let prefetcher = crate::prefetch::build(&config.prefetch, config.page_size)?;
         let sched = crate::sched::build(&config.sched, crate::sched::SchedLimits { max_blocks: resolved.max_request_blocks })?;
         let layers: Vec<Box<dyn Layer>> = match config.layers.first() {

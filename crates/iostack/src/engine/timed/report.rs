@@ -143,6 +143,9 @@ pub struct CacheCounts {
     pub dirty_at_end: u64,
     pub evictions: u64,
     pub evicted_in_flight: u64,
+    /// Blocks the policy gave up without reporting them through `evict` (a policy contract
+    /// violation; 0 for a correct policy). The engine accounts them as evictions when it notices.
+    pub dropped_by_policy: u64,
     /// Requests leaving the cache toward the scheduler (before merging) and their blocks.
     pub requests_out: u64,
     pub blocks_out: u64,
@@ -265,6 +268,9 @@ impl TimedReport {
             c.demand_fetched, c.prefetch_issued, c.prefetch_used, c.prefetch_wasted, c.prefetch_unused_at_end);
         let _ = writeln!(s, "          written back {} (eviction {}, flusher {}, write-through {}), dirty at end {}, evictions {} ({} in flight)",
             c.writeback_blocks, c.writeback_evict, c.writeback_flush, c.write_through, c.dirty_at_end, c.evictions, c.evicted_in_flight);
+        if c.dropped_by_policy > 0 {
+            let _ = writeln!(s, "          warning: the policy dropped {} blocks without evicting them (contract violation)", c.dropped_by_policy);
+        }
         let _ = writeln!(s, "          {} requests out ({} blocks)", c.requests_out, c.blocks_out);
         let _ = writeln!(s, "sched     {} in, {} merges, {} out ({} blocks)", self.sched.requests_in, self.sched.merges, self.sched.requests_out, self.sched.blocks_out);
         let _ = writeln!(s, "device    {} requests ({} reads, {} writes), {} blocks read, {} written, {} drive-cache hits",
