@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable, Mapping, Sequence, Union
 
-import numpy as np
-
 from iostack import _core
+
+# numpy (and pandas) are imported inside the functions that need them, so that the `iostack`
+# console command, which imports this package, starts without loading them.
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -22,6 +23,8 @@ TRACE_COLUMNS = ("time_ns", "offset", "length", "op", "pid", "device")
 
 
 def _as_list(x: Any) -> tuple[list, bool]:
+    import numpy as np
+
     if isinstance(x, (list, tuple)):
         return list(x), True
     if isinstance(x, np.ndarray):
@@ -30,6 +33,8 @@ def _as_list(x: Any) -> tuple[list, bool]:
 
 
 def _size_text(s: Any) -> str:
+    import numpy as np
+
     if isinstance(s, (bool, np.bool_)):
         raise ValueError(f"cache_size: {s!r} is not a size (expected e.g. 4096 or '64MiB')")
     if isinstance(s, (int, np.integer)):
@@ -42,6 +47,8 @@ def _size_text(s: Any) -> str:
 
 
 def _op_array(op: Any, n: int) -> np.ndarray:
+    import numpy as np
+
     a = np.asarray(op)
     if a.dtype.kind in "OUS":
         s = np.char.upper(a.astype(str))
@@ -54,6 +61,8 @@ def _op_array(op: Any, n: int) -> np.ndarray:
 
 
 def _uint(col: str, values: Any, dtype: Any) -> np.ndarray:
+    import numpy as np
+
     a = np.asarray(values)
     if a.dtype.kind == "f":
         if not np.all(np.isfinite(a)) or np.any(a != np.floor(a)):
@@ -68,6 +77,8 @@ def _uint(col: str, values: Any, dtype: Any) -> np.ndarray:
 
 def _arrays(trace: Any) -> tuple:
     """Request arrays from a DataFrame or a mapping of column name to values."""
+    import numpy as np
+
     cols: Mapping[str, Any]
     if hasattr(trace, "columns") and hasattr(trace, "__getitem__"):
         cols = {c: trace[c].to_numpy() for c in trace.columns}
@@ -153,6 +164,8 @@ def read_trace(path: PathLike, format: str | None = None, as_frame: bool = True,
     names files, -1 where a request has none); with ``as_frame=False`` a dict of numpy arrays
     (``op`` as uint8, 1 = write). Times are nanoseconds from the start of the trace.
     """
+    import numpy as np
+
     d = _core.read_trace(os.fspath(path), format=format, skip_invalid=skip_invalid)
     d.pop("skipped", None)
     if not as_frame:
