@@ -4,6 +4,6 @@
 # IOSTACK_REQUIRE_SHARED=1, when they fail instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test --release --workspace --exclude iostack-py
+cargo test --profile fasttest --workspace --exclude iostack-py
 python3 -m pip install --quiet --no-deps -e .
 python3 -m pytest -q tests
