@@ -101,6 +101,49 @@ fn convert_generic_and_blkparse_options() {
 }
 
 #[test]
+fn gen_whole_request_generators() {
+    let d = tempfile::tempdir().unwrap();
+    // spc2 reads --requests and --seed; its own settings are parameters.
+    let args = ["gen", "spc2", "--requests", "2000", "--seed", "3", "--param", "multiple=20", "--param", "random=5", "--param", "mean_gap=10ms", "-o", "s.csv"];
+    let o = iostack(&args, d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("spc2: 2000 requests"), "{}", stdout(&o));
+    let s = std::fs::read_to_string(d.path().join("s.csv")).unwrap();
+    assert_eq!(s.lines().count(), 2001);
+    let o = iostack(&args[..args.len() - 1].iter().copied().chain(["s2.csv"]).collect::<Vec<_>>(), d.path());
+    assert!(o.status.success());
+    assert_eq!(s, std::fs::read_to_string(d.path().join("s2.csv")).unwrap(), "same seed, same workload");
+    // mixed-files: multi-block requests of three processes; sizes come from its parameters.
+    let o = iostack(
+        &["gen", "mixed-files", "--param", "data_files=1", "--param", "data_file_blocks=64", "--param", "passes=2", "--param", "index_reads=10", "--param", "small_reads=5", "--param", "index_think=1ms", "-o", "m.csv"],
+        d.path(),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m = std::fs::read_to_string(d.path().join("m.csv")).unwrap();
+    // 2 passes x 64 blocks in reads of 8, 10 index reads, 5 small-file reads.
+    assert_eq!(m.lines().count(), 1 + 16 + 10 + 5, "{m}");
+    assert!(m.lines().skip(1).any(|l| l.contains(",32768,")), "8-block scan reads: {m}");
+}
+
+#[test]
+fn gen_whole_request_generator_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let o = iostack(&["gen", "mixed-files", "--objects", "10", "-o", "m.csv"], d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--objects") && stderr(&o).contains("mixed-files") && stderr(&o).contains("--seed"), "{}", stderr(&o));
+    let o = iostack(&["gen", "spc2", "--param", "mean_run=x", "-o", "s.csv"], d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("spc2.mean_run"), "{}", stderr(&o));
+    let o = iostack(&["gen", "mixed-files", "--param", "hot_share=2", "-o", "m.csv"], d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("hot_fraction"), "{}", stderr(&o));
+    let o = iostack(&["gen", "spc2", "--param", "bogus=1", "-o", "s.csv"], d.path());
+    assert!(stderr(&o).contains("spc2.bogus") && stderr(&o).contains("mean_gap"), "{}", stderr(&o));
+    let o = iostack(&["gen", "--list"], d.path());
+    assert!(stdout(&o).contains("mixed-files") && stdout(&o).contains("spc2") && stdout(&o).contains("index_think"), "{}", stdout(&o));
+}
+
+#[test]
 fn gen_errors() {
     let d = tempfile::tempdir().unwrap();
     let o = iostack(&["gen", "zipf", "--alpha=-1", "-o", "z.csv"], d.path());

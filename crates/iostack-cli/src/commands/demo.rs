@@ -40,7 +40,7 @@ struct ZipfWorkload {
 impl TraceSource for ZipfWorkload {
     fn open(&self) -> Result<Box<dyn TraceReader>, iostack::error::Error> {
         let params = GenParams::new("zipf", [("alpha".to_string(), self.alpha.to_string())]);
-        Ok(Box::new(workload::build("zipf", &self.common, params)?))
+        Ok(workload::build("zipf", &self.common, params)?)
     }
     fn name(&self) -> String {
         format!("zipf(alpha={}, objects={}, requests={}, seed={})", self.alpha, self.common.objects, self.common.requests, self.common.seed)

@@ -33,33 +33,35 @@ pub struct Args {
     /// Output format (csv, bin, oracle-general); from the output name when omitted.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
-    /// Number of requests.
-    #[arg(long, default_value_t = 1_000_000)]
-    pub requests: u64,
-    /// Number of distinct objects.
-    #[arg(long, default_value_t = 100_000)]
-    pub objects: u64,
-    /// Bytes per object and per request (object i is at offset i * size).
-    #[arg(long, default_value = "4096")]
-    pub size: String,
-    /// Random seed.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Fraction of writes, in [0, 1].
-    #[arg(long, default_value_t = 0.0)]
-    pub write_ratio: f64,
-    /// Number of processes (pids 1..=N).
-    #[arg(long, default_value_t = 1)]
-    pub processes: u32,
-    /// Group the objects into N files of consecutive objects (0: no files).
-    #[arg(long, default_value_t = 0)]
-    pub files: u64,
-    /// Arrival process.
-    #[arg(long, value_enum, default_value = "fixed")]
-    pub arrival: ArrivalArg,
-    /// Inter-arrival time (fixed) or its mean (poisson), e.g. 100us, 1ms.
-    #[arg(long, default_value = "100us")]
-    pub interarrival: String,
+    // The common settings are optional so that giving one a generator does not read is an
+    // error rather than silently ignored; defaults are those of `workload::Common`.
+    /// Number of requests [default: 1000000].
+    #[arg(long)]
+    pub requests: Option<u64>,
+    /// Number of distinct objects [default: 100000].
+    #[arg(long)]
+    pub objects: Option<u64>,
+    /// Bytes per object and per request (object i is at offset i * size) [default: 4096].
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Random seed [default: 0].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Fraction of writes, in [0, 1] [default: 0].
+    #[arg(long)]
+    pub write_ratio: Option<f64>,
+    /// Number of processes (pids 1..=N) [default: 1].
+    #[arg(long)]
+    pub processes: Option<u32>,
+    /// Group the objects into N files of consecutive objects (0: no files) [default: 0].
+    #[arg(long)]
+    pub files: Option<u64>,
+    /// Arrival process [default: fixed].
+    #[arg(long, value_enum)]
+    pub arrival: Option<ArrivalArg>,
+    /// Inter-arrival time (fixed) or its mean (poisson), e.g. 100us, 1ms [default: 100us].
+    #[arg(long)]
+    pub interarrival: Option<String>,
     /// Zipf skew exponent.
     #[arg(long)]
     pub alpha: Option<f64>,
@@ -71,12 +73,13 @@ pub struct Args {
 fn list(out: &Output) -> anyhow::Result<()> {
     let mut text = String::new();
     for g in GENERATORS {
-        text += &format!("{:<10} {}\n", g.name, g.summary);
+        text += &format!("{:<12} {}\n", g.name, g.summary);
         for (p, doc) in g.params {
-            text += &format!("{:<10}   {p}: {doc}\n", "");
+            text += &format!("{:<12}   {p}: {doc}\n", "");
         }
+        let common: Vec<String> = g.common.iter().map(|c| format!("--{c}")).collect();
+        text += &format!("{:<12}   common options it reads: {}\n", "", common.join(" "));
     }
-    text += "\nCommon options: --requests --objects --size --seed --write-ratio --processes --files --arrival --interarrival\n";
     out.print(&text)
 }
 
@@ -87,22 +90,42 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     let (Some(name), Some(output)) = (args.generator.as_deref(), args.output.as_ref()) else {
         anyhow::bail!("give a generator and --output (or --list)");
     };
-    let object_size = match Size::parse("--size", &args.size)? {
-        Size::Count(n) | Size::Bytes(n) => n,
+    let info = workload::generator(name)?;
+    let given = [
+        ("requests", args.requests.is_some()),
+        ("objects", args.objects.is_some()),
+        ("size", args.size.is_some()),
+        ("seed", args.seed.is_some()),
+        ("write-ratio", args.write_ratio.is_some()),
+        ("processes", args.processes.is_some()),
+        ("files", args.files.is_some()),
+        ("arrival", args.arrival.is_some()),
+        ("interarrival", args.interarrival.is_some()),
+    ];
+    if let Some((opt, _)) = given.iter().find(|(opt, g)| *g && !info.common.contains(opt)) {
+        let reads: Vec<String> = info.common.iter().map(|c| format!("--{c}")).collect();
+        anyhow::bail!("--{opt}: generator `{}` does not use it (it reads {}; its own settings are --param KEY=VALUE, see --list)", info.name, reads.join(" "));
+    }
+    let d = Common::default();
+    let object_size = match args.size.as_deref() {
+        None => d.object_size,
+        Some(s) => match Size::parse("--size", s)? {
+            Size::Count(n) | Size::Bytes(n) => n,
+        },
     };
-    let gap = parse_duration_ns("--interarrival", &args.interarrival)?;
-    let arrival = match args.arrival {
+    let gap = parse_duration_ns("--interarrival", args.interarrival.as_deref().unwrap_or("100us"))?;
+    let arrival = match args.arrival.unwrap_or(ArrivalArg::Fixed) {
         ArrivalArg::Fixed => Arrival::Fixed { interarrival_ns: gap },
         ArrivalArg::Poisson => Arrival::Poisson { mean_ns: gap as f64 },
     };
     let common = Common {
-        requests: args.requests,
-        objects: args.objects,
+        requests: args.requests.unwrap_or(d.requests),
+        objects: args.objects.unwrap_or(d.objects),
         object_size,
-        seed: args.seed,
-        write_ratio: args.write_ratio,
-        processes: args.processes,
-        files: args.files,
+        seed: args.seed.unwrap_or(d.seed),
+        write_ratio: args.write_ratio.unwrap_or(d.write_ratio),
+        processes: args.processes.unwrap_or(d.processes),
+        files: args.files.unwrap_or(d.files),
         arrival,
     };
     let mut pairs = Vec::new();
@@ -117,10 +140,10 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     let format = write::output_format(output, format)?;
     let mut reader = workload::build(name, &common, GenParams::new(name, pairs))?;
     let start = std::time::Instant::now();
-    let n = write::write_atomic(&mut reader, output, format)?;
+    let n = write::write_atomic(reader.as_mut(), output, format)?;
+    let over = if info.common.contains(&"objects") { format!(" over {} objects", common.objects) } else { String::new() };
     out.print(&format!(
-        "{name}: {n} requests over {} objects -> {} ({format}) in {:.2} s\n",
-        common.objects,
+        "{name}: {n} requests{over} -> {} ({format}) in {:.2} s\n",
         output.display(),
         start.elapsed().as_secs_f64()
     ))

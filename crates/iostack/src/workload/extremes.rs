@@ -43,28 +43,32 @@ pub const HOT_NEAR: GeneratorInfo = GeneratorInfo {
     name: "hot-near",
     summary: "high temporal, high spatial locality: two neighbouring files read alternately (Fox et al. Section 5)",
     params: &[],
-    build: |c, p| build(c, p, Case::HotNear),
+    common: super::COMMON,
+    build: |c, p| Ok(super::sampled("hot-near", c, build(c, p, Case::HotNear)?)),
 };
 
 pub const HOT_FAR: GeneratorInfo = GeneratorInfo {
     name: "hot-far",
     summary: "high temporal, low spatial locality: the first and last files read alternately (Fox et al. Section 5)",
     params: &[],
-    build: |c, p| build(c, p, Case::HotFar),
+    common: super::COMMON,
+    build: |c, p| Ok(super::sampled("hot-far", c, build(c, p, Case::HotFar)?)),
 };
 
 pub const COLD_NEAR: GeneratorInfo = GeneratorInfo {
     name: "cold-near",
     summary: "low temporal, high spatial locality: all files in increasing block order, repeated (Fox et al. Section 5)",
     params: &[],
-    build: |c, p| build(c, p, Case::ColdNear),
+    common: super::COMMON,
+    build: |c, p| Ok(super::sampled("cold-near", c, build(c, p, Case::ColdNear)?)),
 };
 
 pub const COLD_FAR: GeneratorInfo = GeneratorInfo {
     name: "cold-far",
     summary: "low temporal, low spatial locality: all files in a shuffled order, reshuffled every sweep (Fox et al. Section 5)",
     params: &[],
-    build: |c, p| build(c, p, Case::ColdFar),
+    common: super::COMMON,
+    build: |c, p| Ok(super::sampled("cold-far", c, build(c, p, Case::ColdFar)?)),
 };
 
 /// Reads whole files in the order its case prescribes.
@@ -150,7 +154,7 @@ mod tests {
 
     fn objects(name: &str, c: &Common) -> Vec<u64> {
         let mut r = build_workload(name, c, GenParams::default()).unwrap();
-        read_all(&mut r).unwrap().iter().map(|r| r.offset / c.object_size).collect()
+        read_all(r.as_mut()).unwrap().iter().map(|r| r.offset / c.object_size).collect()
     }
 
     #[test]
@@ -179,7 +183,7 @@ mod tests {
             let aff = |name: &str| {
                 let mut r = build_workload(name, &c, GenParams::default()).unwrap();
                 let mut p = LocalityProbe::new(ProbeConfig { granularity: Granularity::Bytes(4096), ..Default::default() });
-                for q in read_all(&mut r).unwrap() {
+                for q in read_all(r.as_mut()).unwrap() {
                     p.observe_request(&q);
                 }
                 let rep = p.report();

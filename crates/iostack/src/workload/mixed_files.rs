@@ -34,6 +34,59 @@ use serde::{Deserialize, Serialize};
 use crate::error::ConfigError;
 use crate::trace::{FileRef, Op, Request};
 
+/// `iostack gen mixed-files`: the seed is the common `--seed`; everything else is a parameter.
+pub const INFO: super::GeneratorInfo = super::GeneratorInfo {
+    name: "mixed-files",
+    summary: "DULO-style mix: a scanner of large files, a random index reader and a small-file reader, three pids (DULO Section 4.3.1)",
+    params: &[
+        ("data_files", "large files scanned (default 4)"),
+        ("data_file_blocks", "blocks per large file (default 16384)"),
+        ("passes", "scans of all large files (default 8)"),
+        ("scan_read_blocks", "blocks per scan read (default 8)"),
+        ("index_blocks", "index file size, blocks (default 32768)"),
+        ("index_reads", "one-block index reads (default 20000)"),
+        ("hot_fraction", "fraction of the index that is hot (default 0.25)"),
+        ("hot_share", "share of index reads on the hot part (default 0.95)"),
+        ("small_files", "small files (default 2000)"),
+        ("small_file_max_blocks", "small file sizes uniform in 1..=this (default 16)"),
+        ("small_reads", "whole-file reads of small files (default 1000)"),
+        ("scan_think", "scanner computation between reads (default 0; replay with think = trace)"),
+        ("index_think", "index reader computation between reads (default 0)"),
+        ("small_think", "small-file reader computation between reads (default 0)"),
+        ("aged", "aged layout: files fragmented and scattered (default no)"),
+        ("fragment_blocks", "mean fragment size of the aged layout, blocks (default 16)"),
+        ("disk_blocks", "disk size in blocks (default 39062500, 160 GB)"),
+        ("block_bytes", "bytes per block (default 4096)"),
+    ],
+    common: &["seed"],
+    build: |c, p| {
+        let d = MixedFilesConfig::default();
+        let u32_of = |key: &str, v: u64| u32::try_from(v).map_err(|_| ConfigError::new(format!("mixed-files.{key}"), format!("{v} is too large")));
+        let cfg = MixedFilesConfig {
+            data_files: u32_of("data_files", p.u64("data_files", d.data_files as u64)?)?,
+            data_file_blocks: p.u64("data_file_blocks", d.data_file_blocks)?,
+            passes: u32_of("passes", p.u64("passes", d.passes as u64)?)?,
+            scan_read_blocks: p.u64("scan_read_blocks", d.scan_read_blocks)?,
+            index_blocks: p.u64("index_blocks", d.index_blocks)?,
+            index_reads: p.u64("index_reads", d.index_reads)?,
+            hot_fraction: p.f64("hot_fraction", d.hot_fraction)?,
+            hot_share: p.f64("hot_share", d.hot_share)?,
+            small_files: u32_of("small_files", p.u64("small_files", d.small_files as u64)?)?,
+            small_file_max_blocks: p.u64("small_file_max_blocks", d.small_file_max_blocks)?,
+            small_reads: p.u64("small_reads", d.small_reads)?,
+            scan_think_us: p.duration_ns("scan_think", 0)? / 1000,
+            index_think_us: p.duration_ns("index_think", 0)? / 1000,
+            small_think_us: p.duration_ns("small_think", 0)? / 1000,
+            aged: p.bool("aged", d.aged)?,
+            fragment_blocks: p.f64("fragment_blocks", d.fragment_blocks)?,
+            disk_blocks: p.u64("disk_blocks", d.disk_blocks)?,
+            block_bytes: p.u64("block_bytes", d.block_bytes)?,
+            seed: c.seed,
+        };
+        Ok(Box::new(crate::trace::VecReader::new(cfg.requests()?)))
+    },
+};
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MixedFilesConfig {
     /// Large data files scanned sequentially, their size, how many passes, blocks per read.
@@ -54,6 +107,18 @@ pub struct MixedFilesConfig {
     /// Aged layout: files cut into fragments of this mean size (blocks) and scattered.
     pub aged: bool,
     pub fragment_blocks: f64,
+    /// Computation between a process's requests (microseconds), written into the requests'
+    /// timestamps so that the timed stack replays it with `think = trace`. Real applications
+    /// compute between reads (BLAST compares each chunk it reads, Section 4.3.1), which is what
+    /// spreads a random reader's re-references over the time the scanner streams through the
+    /// cache; with no think time a reader whose blocks are cached runs through all its hits in
+    /// an instant and its re-references never compete with the scan.
+    #[serde(default)]
+    pub scan_think_us: u64,
+    #[serde(default)]
+    pub index_think_us: u64,
+    #[serde(default)]
+    pub small_think_us: u64,
     /// Disk size in blocks (regions start at 0, 1/3 and 2/3 of it).
     pub disk_blocks: u64,
     pub block_bytes: u64,
@@ -76,6 +141,9 @@ impl Default for MixedFilesConfig {
             small_reads: 1000,
             aged: false,
             fragment_blocks: 16.0,
+            scan_think_us: 0,
+            index_think_us: 0,
+            small_think_us: 0,
             disk_blocks: 39_062_500, // 160 GB of 4 KiB blocks (the paper's WD disk)
             block_bytes: 4096,
             seed: 1,
@@ -165,6 +233,21 @@ impl MixedFilesConfig {
         }
     }
 
+    /// Stamps each process's requests with its accumulated think time.
+    fn stamp(&self, reqs: &mut [Request]) {
+        let mut clock = [0u64; 4];
+        for r in reqs.iter_mut() {
+            let think = match r.pid {
+                1 => self.scan_think_us,
+                2 => self.index_think_us,
+                _ => self.small_think_us,
+            };
+            let c = &mut clock[r.pid as usize & 3];
+            r.time_ns = *c;
+            *c += think * 1000;
+        }
+    }
+
     /// The workload: requests of the three processes, each in its own order (the timed stack
     /// replays each pid closed-loop, so they interleave by completion).
     pub fn requests(&self) -> Result<Vec<Request>, ConfigError> {
@@ -205,6 +288,7 @@ impl MixedFilesConfig {
             let f = &small[rng.gen_range(0..small.len())];
             self.read(f, 0, f.blocks, 3, &mut out);
         }
+        self.stamp(&mut out);
         Ok(out)
     }
 }
@@ -237,6 +321,17 @@ mod tests {
         for r in aged.iter().filter(|r| r.pid == 1) {
             assert!(r.file.unwrap().offset + r.length <= 16_384 * 4096);
         }
+    }
+
+    #[test]
+    fn think_time_is_stamped_per_process() {
+        let cfg = MixedFilesConfig { passes: 1, index_reads: 10, small_reads: 3, scan_think_us: 0, index_think_us: 500, small_think_us: 2000, ..Default::default() };
+        let reqs = cfg.requests().unwrap();
+        let times = |pid| reqs.iter().filter(|r| r.pid == pid).map(|r| r.time_ns).collect::<Vec<_>>();
+        assert!(times(1).iter().all(|&t| t == 0));
+        assert_eq!(times(2), (0..10).map(|i| i * 500_000).collect::<Vec<_>>());
+        let small = times(3);
+        assert!(small.windows(2).all(|w| w[1] == w[0] + 2_000_000), "{small:?}");
     }
 
     #[test]

@@ -7,11 +7,19 @@
 //! [`TraceReader`] like any trace file, so generated workloads go wherever traces go (simulation,
 //! conversion, writing).
 //!
-//! Adding a generator: one file with a sampler (a struct implementing [`ObjectSampler`]) and a
-//! `build` function taking [`Common`] and the generator's own [`GenParams`], plus one line in
+//! Generators come in two kinds behind one shape, [`GeneratorInfo`]: its `build` takes
+//! [`Common`] and the generator's own [`GenParams`] and returns a [`TraceReader`], and its
+//! `common` field names the common settings it reads (the CLI rejects the others). Most
+//! generators only choose *which object* each request touches: they implement
+//! [`ObjectSampler`] and wrap it with [`sampled`], which applies the request model below and
+//! reads every common setting. Whole-request generators (`spc2`, `mixed-files`) lay out and
+//! time their own requests (several blocks per request, files, per-process streams) and read
+//! only the common settings they list (the seed; `spc2` also the request count).
+//!
+//! Adding a generator: one file with its generator and a `GeneratorInfo`, plus one line in
 //! [`GENERATORS`]. The `gen` command of the CLI lists and runs whatever is registered there.
 //!
-//! Request model of every generator:
+//! Request model of every object-sampling generator:
 //! - object `i` is at byte offset `i * size` on device 0 (`size`, default 4096, is the length of
 //!   every request);
 //! - time: fixed inter-arrival (request `k` at `k * interarrival`) or Poisson arrivals
@@ -152,6 +160,21 @@ impl GenParams {
         }
     }
 
+    pub fn u64(&mut self, key: &str, default: u64) -> Result<u64, ConfigError> {
+        match self.take(key) {
+            None => Ok(default),
+            Some(v) => v.parse::<u64>().map_err(|_| self.err(key, format!("`{v}` is not a non-negative integer"))),
+        }
+    }
+
+    /// A duration (`9.5ms`, `2s`, a plain number is nanoseconds) in nanoseconds.
+    pub fn duration_ns(&mut self, key: &str, default: u64) -> Result<u64, ConfigError> {
+        match self.take(key) {
+            None => Ok(default),
+            Some(v) => crate::units::parse_duration_ns(key, &v).map_err(|e| self.err(key, e.to_string())),
+        }
+    }
+
     pub fn bool(&mut self, key: &str, default: bool) -> Result<bool, ConfigError> {
         match self.take(key) {
             None => Ok(default),
@@ -182,18 +205,32 @@ pub trait ObjectSampler: Send {
 /// Builds a generator's sampler from the common settings and its own parameters.
 pub type BuildSampler = fn(&Common, &mut GenParams) -> Result<Box<dyn ObjectSampler>, ConfigError>;
 
+/// Builds a generator's workload from the common settings and its own parameters.
+pub type BuildWorkload = fn(&Common, &mut GenParams) -> Result<Box<dyn TraceReader>, ConfigError>;
+
 /// One registered generator.
 pub struct GeneratorInfo {
     pub name: &'static str,
     pub summary: &'static str,
     /// The generator's own parameters, with a one-line description each.
     pub params: &'static [(&'static str, &'static str)],
-    pub build: BuildSampler,
+    /// The common settings it reads, by option name (see [`COMMON`]).
+    pub common: &'static [&'static str],
+    pub build: BuildWorkload,
+}
+
+/// Every common setting, by the name of its CLI option; object-sampling generators read all.
+pub const COMMON: &[&str] = &["requests", "objects", "size", "seed", "write-ratio", "processes", "files", "arrival", "interarrival"];
+
+/// The workload of an object sampler under the common request model.
+pub fn sampled(name: &str, common: &Common, sampler: Box<dyn ObjectSampler>) -> Box<dyn TraceReader> {
+    Box::new(SyntheticReader::new(name, common.clone(), sampler))
 }
 
 /// Every generator, in the order `iostack gen --list` shows them.
 pub const GENERATORS: &[GeneratorInfo] = &[zipf::INFO, uniform::INFO,
-    extremes::HOT_NEAR, extremes::HOT_FAR, extremes::COLD_NEAR, extremes::COLD_FAR];
+    extremes::HOT_NEAR, extremes::HOT_FAR, extremes::COLD_NEAR, extremes::COLD_FAR,
+    spc2::INFO, mixed_files::INFO];
 
 /// The generator called `name`; the error lists the valid names.
 pub fn generator(name: &str) -> Result<&'static GeneratorInfo, ConfigError> {
@@ -204,13 +241,13 @@ pub fn generator(name: &str) -> Result<&'static GeneratorInfo, ConfigError> {
 }
 
 /// Builds the workload of generator `name` with `common` settings and its own `params`.
-pub fn build(name: &str, common: &Common, mut params: GenParams) -> Result<SyntheticReader, ConfigError> {
+pub fn build(name: &str, common: &Common, mut params: GenParams) -> Result<Box<dyn TraceReader>, ConfigError> {
     let info = generator(name)?;
     common.validate()?;
-    let sampler = (info.build)(common, &mut params)?;
+    let reader = (info.build)(common, &mut params)?;
     let valid: Vec<&str> = info.params.iter().map(|(n, _)| *n).collect();
     params.finish(&valid)?;
-    Ok(SyntheticReader::new(info.name, common.clone(), sampler))
+    Ok(reader)
 }
 
 /// Seeds of the two random streams: objects, and everything else.
@@ -313,7 +350,7 @@ mod tests {
 
     fn gen(name: &str, c: &Common, params: &str) -> Vec<Request> {
         let mut r = build(name, c, GenParams::parse(name, params).unwrap()).unwrap();
-        read_all(&mut r).unwrap()
+        read_all(r.as_mut()).unwrap()
     }
 
     #[test]

@@ -28,6 +28,37 @@ use serde::{Deserialize, Serialize};
 use crate::error::ConfigError;
 use crate::trace::{Op, Request};
 
+/// `iostack gen spc2`: the request count and seed are the common `--requests` and `--seed`.
+pub const INFO: super::GeneratorInfo = super::GeneratorInfo {
+    name: "spc2",
+    summary: "SPC-2-like mix of sequential, multi-run sequential and random one-block readers, Poisson arrivals (Varki et al. Section 5)",
+    params: &[
+        ("single", "single-sequential generators (default 0)"),
+        ("multiple", "multiple-sequential generators (default 90)"),
+        ("random", "random generators (default 10)"),
+        ("mean_run", "mean Poisson run length of multiple-sequential generators, blocks (default 8)"),
+        ("mean_gap", "mean inter-arrival time of each generator (default 2s)"),
+        ("disk_blocks", "address space in blocks (default 17783240, the Cheetah 9LP)"),
+        ("block_bytes", "bytes per block (default 512)"),
+    ],
+    common: &["requests", "seed"],
+    build: |c, p| {
+        let d = Spc2Config::default();
+        let cfg = Spc2Config {
+            single: p.u64("single", d.single as u64)?.try_into().map_err(|_| ConfigError::new("spc2.single", "too many generators"))?,
+            multiple: p.u64("multiple", d.multiple as u64)?.try_into().map_err(|_| ConfigError::new("spc2.multiple", "too many generators"))?,
+            random: p.u64("random", d.random as u64)?.try_into().map_err(|_| ConfigError::new("spc2.random", "too many generators"))?,
+            mean_run: p.f64("mean_run", d.mean_run)?,
+            mean_gap_ns: p.duration_ns("mean_gap", d.mean_gap_ns)?,
+            disk_blocks: p.u64("disk_blocks", d.disk_blocks)?,
+            block_bytes: p.u64("block_bytes", d.block_bytes)?,
+            requests: c.requests,
+            seed: c.seed,
+        };
+        Ok(Box::new(crate::trace::VecReader::new(cfg.requests()?)))
+    },
+};
+
 /// Configuration of the SPC-2-like mix.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Spc2Config {

@@ -11,7 +11,8 @@ pub const INFO: GeneratorInfo = GeneratorInfo {
     name: "uniform",
     summary: "every object equally likely, independently per request",
     params: &[],
-    build,
+    common: super::COMMON,
+    build: |c, p| Ok(super::sampled("uniform", c, build(c, p)?)),
 };
 
 pub struct Uniform {

@@ -24,7 +24,8 @@ pub const INFO: GeneratorInfo = GeneratorInfo {
     name: "zipf",
     summary: "Zipf popularity: rank r requested with probability proportional to 1/r^alpha",
     params: &[("alpha", "skew exponent, >= 0 (default 1.0)"), ("scatter", "place ranks by a seeded random permutation (default no)")],
-    build,
+    common: super::COMMON,
+    build: |c, p| Ok(super::sampled("zipf", c, build(c, p)?)),
 };
 
 /// Most objects an alias table indexes (32-bit aliases).
