@@ -134,13 +134,14 @@ pub struct EngineSettings {
 struct Presence<'a> {
     policy: &'a dyn Policy,
     blocks: &'a KeyMap<BlockState>,
+    evicted_reads: u32,
 }
 
 impl BlockPresence for Presence<'_> {
     #[inline]
     fn is_cached(&self, device: u32, block: u64) -> bool {
         let k = block_key(device, block);
-        self.policy.contains(k) || self.blocks.get(&k).is_some_and(|s| s.flags & INFLIGHT != 0)
+        self.policy.contains(k) || (self.evicted_reads > 0 && self.blocks.get(&k).is_some_and(|s| s.flags & INFLIGHT != 0))
     }
 }
 
@@ -175,6 +176,9 @@ pub struct Engine {
     /// while nothing else comes first (it carries its sequence number, so order is unchanged).
     inline: Option<Event>,
     blocks: KeyMap<BlockState>,
+    /// Blocks flagged EVICTED (read in flight, not in the policy). A block in flight and not
+    /// flagged is in the policy, so while this is 0 "cached or in flight" is one policy lookup.
+    evicted_reads: u32,
     waits: Vec<WaitNode>,
     wait_free: Vec<u32>,
     pending: Vec<Pending>,
@@ -246,6 +250,7 @@ impl Engine {
             heap: BinaryHeap::new(),
             inline: None,
             blocks: KeyMap::default(),
+            evicted_reads: 0,
             waits: Vec::new(),
             wait_free: Vec::new(),
             pending: Vec::new(),
@@ -603,7 +608,7 @@ impl Engine {
         }
         self.fetch_buf.clear();
         let a = DemandAccess { device, block, file, req_pages, hit, in_flight, marker, prefetch_hit, pid, time_ns: self.now };
-        let presence = Presence { policy: &*self.policy, blocks: &self.blocks };
+        let presence = Presence { policy: &*self.policy, blocks: &self.blocks, evicted_reads: self.evicted_reads };
         self.prefetcher.on_access(&a, &presence, &mut self.fetch_buf);
 
         let mut fetched_now = false;
@@ -614,7 +619,9 @@ impl Engine {
                 // Evicted while its read runs: cached again, and waits for that read.
                 self.c.cache.misses_in_flight += 1;
                 let st = self.blocks.get_mut(&key).expect("in-flight block state");
+                debug_assert!(st.flags & EVICTED != 0);
                 st.flags &= !EVICTED;
+                self.evicted_reads -= 1;
                 self.wait_read(key, pend);
                 self.drain_side();
             } else {
@@ -660,7 +667,8 @@ impl Engine {
             if self.policy.contains(key) {
                 continue;
             }
-            if self.blocks.get(&key).is_some_and(|s| s.flags & INFLIGHT != 0) {
+            // Not in the policy: in flight only if its read outlived an eviction.
+            if self.evicted_reads > 0 && self.blocks.get(&key).is_some_and(|s| s.flags & INFLIGHT != 0) {
                 continue;
             }
             let acc = self.access(key, Op::Read, pid, Origin::Prefetch { set, index: i, len: f.blocks });
@@ -694,6 +702,9 @@ impl Engine {
         let st = self.blocks.entry(key).or_insert(BlockState::EMPTY);
         let flags = st.flags;
         st.flags &= !(PREFETCHED | MARKER | EVICTED);
+        if flags & EVICTED != 0 {
+            self.evicted_reads -= 1;
+        }
         let newly_dirty = !self.s.write_through && flags & DIRTY == 0;
         if self.s.write_through {
             st.flags &= !DIRTY;
@@ -775,7 +786,9 @@ impl Engine {
         }
         st.flags &= !(PREFETCHED | MARKER | DIRTY);
         if flags & INFLIGHT != 0 {
+            debug_assert!(flags & EVICTED == 0, "a block released twice");
             st.flags |= EVICTED;
+            self.evicted_reads += 1;
             self.c.cache.evicted_in_flight += 1;
         }
         if st.idle() {
@@ -1014,6 +1027,9 @@ impl Engine {
             let waiters = if r.op.is_write() {
                 std::mem::replace(&mut st.write_waiters, NIL)
             } else {
+                if st.flags & EVICTED != 0 {
+                    self.evicted_reads -= 1;
+                }
                 st.flags &= !(INFLIGHT | EVICTED);
                 std::mem::replace(&mut st.read_waiters, NIL)
             };
