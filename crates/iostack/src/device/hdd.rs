@@ -581,15 +581,25 @@ impl Hdd {
         let zone = self.zones.partition_point(|z| z.first_lba <= lba) - 1;
         let z = &self.zones[zone];
         let off = lba - z.first_lba;
-        let track = off / z.spt;
         let surfaces = self.p.surfaces as u64;
-        Place { zone, cyl: z.first_cyl + track / surfaces, head: track % surfaces, sector: off % z.spt, track }
+        // 32-bit divisions when the numbers fit (always, for zones of real drives): the same
+        // quotients, at a fraction of the cost of 64-bit ones on common x86-64 cores.
+        let (track, sector, cyl_local, head) = if off <= u32::MAX as u64 && z.spt <= u32::MAX as u64 && surfaces <= u32::MAX as u64 {
+            let (off, spt, sf) = (off as u32, z.spt as u32, surfaces as u32);
+            let track = off / spt;
+            ((track) as u64, (off % spt) as u64, (track / sf) as u64, (track % sf) as u64)
+        } else {
+            let track = off / z.spt;
+            (track, off % z.spt, track / surfaces, track % surfaces)
+        };
+        Place { zone, cyl: z.first_cyl + cyl_local, head, sector, track }
     }
 
     /// Angular position (revolutions, [0, 1)) where `place`'s sector starts.
     fn angle(&self, place: &Place) -> f64 {
         let z = &self.zones[place.zone];
-        let cyl_local = place.track / self.p.surfaces as u64;
+        // `track / surfaces`, which `locate` already computed.
+        let cyl_local = place.cyl - z.first_cyl;
         let switches = place.track - cyl_local;
         let skew = cyl_local as f64 * z.cyl_skew + switches as f64 * z.head_skew;
         fract(skew + place.sector as f64 / z.spt as f64)
