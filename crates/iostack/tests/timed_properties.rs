@@ -174,8 +174,9 @@ proptest! {
             }
         }
         if c.config.policy == "lru" {
-            prop_assert_eq!(cc.dropped_by_policy, 0);
+            prop_assert_eq!(cc.side_evictions, 0);
         }
+        prop_assert!(cc.side_evictions <= cc.evictions);
         prop_assert!(r.elapsed_ns <= r.end_ns);
         prop_assert!(r.device_busy_ns <= r.end_ns);
     }

@@ -226,6 +226,12 @@ impl Policy for Arc {
     }
 
     fn insert(&mut self, a: &Access) {
+        // A key inserted without a `find` first (a prefetch) may still have a ghost: drop it,
+        // so the index never holds the key twice. (`get` always finds first, which drops it.)
+        if let Some(s) = self.lookup(a.key) {
+            debug_assert!(matches!(self.slab.get(s).word.tag(), B1 | B2), "insert of a cached key");
+            self.forget(s);
+        }
         let list = if self.ghost_hit_now(a) {
             self.last_in_b1 = false;
             self.last_in_b2 = false;

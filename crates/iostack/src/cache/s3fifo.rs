@@ -265,6 +265,12 @@ impl Policy for S3Fifo {
     /// and S is full). An object too large for S (see the module notes) goes to M when inserted
     /// directly, since the caller asked for it to be cached; `get` does not insert it at all.
     fn insert(&mut self, a: &Access) {
+        // A key inserted without a `find` first (a prefetch) may still be in G: drop the ghost,
+        // so the map never holds the key twice. (`get` finds first, which drops it.)
+        if let Some(&s) = self.map.get(&a.key) {
+            debug_assert!(self.slab.get(s).queue == Queue::Ghost, "insert of a cached key");
+            self.remove(a.key);
+        }
         let to_main = std::mem::take(&mut self.hit_on_ghost)
             || !self.fits_small(a.size)
             || (!self.has_evicted && self.small_bytes >= self.small_cap);

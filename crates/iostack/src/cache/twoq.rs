@@ -197,6 +197,12 @@ impl Policy for TwoQ {
     }
 
     fn insert(&mut self, a: &Access) {
+        // A key inserted without a `find` first (a prefetch) may still be in A1out: drop the
+        // ghost, so the map never holds the key twice. (`get` finds first, which drops it.)
+        if let Some(&s) = self.map.get(&a.key) {
+            debug_assert!(self.slab.get(s).queue == Queue::Out, "insert of a cached key");
+            self.remove(a.key);
+        }
         if std::mem::take(&mut self.hit_on_ghost) && a.size <= self.main_cap {
             // Am is a cache of its own: make room in it.
             while self.main_bytes + a.size > self.main_cap {

@@ -5,7 +5,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use super::config::{Replay, Resolved, Think};
 use super::report::{CacheCounts, DeviceCounts, FrontCounts, LogHistogram, ProcessReport, SchedCounts, SequenceTracker};
-use crate::cache::{block_key, split_block_key, Access, Key, KeyMap, Origin, Policy};
+use crate::cache::{block_key, split_block_key, Access, Evicted, Key, KeyMap, Origin, Policy};
 use crate::device::{Device, DeviceRequest, Service, SECTOR};
 use crate::layer::{Below, Layer};
 use crate::prefetch::{BlockPresence, DemandAccess, Fetch, FileView, Prefetcher};
@@ -134,13 +134,14 @@ pub struct EngineSettings {
 struct Presence<'a> {
     policy: &'a dyn Policy,
     blocks: &'a KeyMap<BlockState>,
+    evicted_reads: u32,
 }
 
 impl BlockPresence for Presence<'_> {
     #[inline]
     fn is_cached(&self, device: u32, block: u64) -> bool {
         let k = block_key(device, block);
-        self.policy.contains(k) || self.blocks.get(&k).is_some_and(|s| s.flags & INFLIGHT != 0)
+        self.policy.contains(k) || (self.evicted_reads > 0 && self.blocks.get(&k).is_some_and(|s| s.flags & INFLIGHT != 0))
     }
 }
 
@@ -175,6 +176,9 @@ pub struct Engine {
     /// while nothing else comes first (it carries its sequence number, so order is unchanged).
     inline: Option<Event>,
     blocks: KeyMap<BlockState>,
+    /// Blocks flagged EVICTED (read in flight, not in the policy). A block in flight and not
+    /// flagged is in the policy, so while this is 0 "cached or in flight" is one policy lookup.
+    evicted_reads: u32,
     waits: Vec<WaitNode>,
     wait_free: Vec<u32>,
     pending: Vec<Pending>,
@@ -194,6 +198,8 @@ pub struct Engine {
     read_run: Option<IoRequest>,
     write_run: Option<IoRequest>,
     flush_buf: Vec<Key>,
+    /// Side evictions drained from the policy (reused: no allocation in steady state).
+    side_buf: Vec<Evicted>,
     next_set: u32,
     vtime: u64,
     seqs: SequenceTracker,
@@ -244,6 +250,7 @@ impl Engine {
             heap: BinaryHeap::new(),
             inline: None,
             blocks: KeyMap::default(),
+            evicted_reads: 0,
             waits: Vec::new(),
             wait_free: Vec::new(),
             pending: Vec::new(),
@@ -262,6 +269,7 @@ impl Engine {
             read_run: None,
             write_run: None,
             flush_buf: Vec::new(),
+            side_buf: Vec::new(),
             next_set: 0,
             vtime: 0,
             seqs: SequenceTracker::default(),
@@ -476,12 +484,9 @@ impl Engine {
         // Unused prefetched and dirty blocks left in the cache.
         for (&key, st) in self.blocks.iter() {
             if st.flags & PREFETCHED != 0 {
-                if self.policy.contains(key) {
-                    self.c.cache.prefetch_unused_at_end += 1;
-                } else {
-                    self.c.cache.dropped_by_policy += 1;
-                    self.c.cache.prefetch_wasted += 1;
-                }
+                // Every block the policy gave up was released when it was drained.
+                debug_assert!(self.policy.contains(key), "prefetched block {key:#x} left policy {} unreported", self.policy.name());
+                self.c.cache.prefetch_unused_at_end += 1;
             }
             if st.flags & DIRTY != 0 {
                 self.c.cache.dirty_at_end += 1;
@@ -574,9 +579,7 @@ impl Engine {
         self.vtime += 1;
         let acc = self.access(key, Op::Read, pid, Origin::Demand);
         let hit = self.policy.find(&acc);
-        if !hit {
-            self.reconcile(key);
-        }
+        self.drain_side();
         let (mut flags, mut in_flight) = (0u8, false);
         if let Some(st) = self.blocks.get_mut(&key) {
             flags = st.flags;
@@ -605,7 +608,7 @@ impl Engine {
         }
         self.fetch_buf.clear();
         let a = DemandAccess { device, block, file, req_pages, hit, in_flight, marker, prefetch_hit, pid, time_ns: self.now };
-        let presence = Presence { policy: &*self.policy, blocks: &self.blocks };
+        let presence = Presence { policy: &*self.policy, blocks: &self.blocks, evicted_reads: self.evicted_reads };
         self.prefetcher.on_access(&a, &presence, &mut self.fetch_buf);
 
         let mut fetched_now = false;
@@ -616,8 +619,11 @@ impl Engine {
                 // Evicted while its read runs: cached again, and waits for that read.
                 self.c.cache.misses_in_flight += 1;
                 let st = self.blocks.get_mut(&key).expect("in-flight block state");
+                debug_assert!(st.flags & EVICTED != 0);
                 st.flags &= !EVICTED;
+                self.evicted_reads -= 1;
                 self.wait_read(key, pend);
+                self.drain_side();
             } else {
                 self.c.cache.demand_fetched += 1;
                 // Mark in flight and wait, with one map operation.
@@ -628,6 +634,7 @@ impl Engine {
                 self.pending[pend as usize].outstanding += 1;
                 self.push_read(device, block, Cause::Demand, true);
                 fetched_now = true;
+                self.drain_side();
             }
         } else if in_flight {
             self.wait_read(key, pend);
@@ -660,8 +667,8 @@ impl Engine {
             if self.policy.contains(key) {
                 continue;
             }
-            self.reconcile(key);
-            if self.blocks.get(&key).is_some_and(|s| s.flags & INFLIGHT != 0) {
+            // Not in the policy: in flight only if its read outlived an eviction.
+            if self.evicted_reads > 0 && self.blocks.get(&key).is_some_and(|s| s.flags & INFLIGHT != 0) {
                 continue;
             }
             let acc = self.access(key, Op::Read, pid, Origin::Prefetch { set, index: i, len: f.blocks });
@@ -671,6 +678,7 @@ impl Engine {
             st.flags |= INFLIGHT | PREFETCHED | if is_marker { MARKER } else { 0 };
             self.c.cache.prefetch_issued += 1;
             self.push_read(f.device, block, Cause::Prefetch, false);
+            self.drain_side();
         }
     }
 
@@ -680,13 +688,13 @@ impl Engine {
         self.vtime += 1;
         let acc = self.access(key, Op::Write, pid, Origin::Demand);
         let hit = self.policy.find(&acc);
+        self.drain_side();
         let c = &mut self.c.cache;
         c.accesses += 1;
         if hit {
             c.hits += 1;
         } else {
             c.misses += 1;
-            self.reconcile(key);
             // Whole-page writes: the block is not read first.
             self.make_room(&acc);
             self.policy.insert(&acc);
@@ -694,6 +702,9 @@ impl Engine {
         let st = self.blocks.entry(key).or_insert(BlockState::EMPTY);
         let flags = st.flags;
         st.flags &= !(PREFETCHED | MARKER | EVICTED);
+        if flags & EVICTED != 0 {
+            self.evicted_reads -= 1;
+        }
         let newly_dirty = !self.s.write_through && flags & DIRTY == 0;
         if self.s.write_through {
             st.flags &= !DIRTY;
@@ -722,6 +733,9 @@ impl Engine {
                 self.push((self.now / iv + 1) * iv, Kind::Flush, 0);
             }
         }
+        // After the block's state is set, so that an insert that gives up the block itself
+        // releases it like any eviction.
+        self.drain_side();
     }
 
     /// Evicts until one more block fits.
@@ -729,24 +743,33 @@ impl Engine {
     fn make_room(&mut self, acc: &Access) {
         while self.policy.occupied() + 1 > self.policy.capacity() {
             match self.policy.evict(acc) {
-                Some(ev) => self.evicted(ev.key),
+                Some(ev) => {
+                    self.evicted(ev.key);
+                    self.drain_side();
+                }
                 None => break,
             }
         }
     }
 
-    /// `key` is not in the policy: if the engine still holds cache state for it (a flag other
-    /// than a running read of an evicted block), the policy gave the block up without `evict`
-    /// (a contract violation); account it as an eviction now, so write-back and prefetch
-    /// accounting stay whole, and count it in `dropped_by_policy`.
+    /// Takes the entries the policy dropped outside `evict` since the last call (SLRU demotions
+    /// cascading out on a hit, 2Q making room on insert, LIRS dropping several blocks in one
+    /// evict) and releases each exactly like an eviction: write-back of dirty blocks, wasted
+    /// prefetches, reads still in flight. Called after every `find`, `evict` and `insert`, as
+    /// the `Policy` contract asks of callers that track residency.
     #[inline]
-    fn reconcile(&mut self, key: Key) {
-        let Some(st) = self.blocks.get(&key) else { return };
-        let f = st.flags;
-        if f & (PREFETCHED | MARKER | DIRTY) != 0 || (f & INFLIGHT != 0 && f & EVICTED == 0) {
-            self.c.cache.dropped_by_policy += 1;
-            self.release(key);
+    fn drain_side(&mut self) {
+        self.policy.drain_side_evictions(&mut self.side_buf);
+        if self.side_buf.is_empty() {
+            return;
         }
+        let mut buf = std::mem::take(&mut self.side_buf);
+        for ev in &buf {
+            self.c.cache.side_evictions += 1;
+            self.evicted(ev.key);
+        }
+        buf.clear();
+        self.side_buf = buf;
     }
 
     fn evicted(&mut self, key: Key) {
@@ -763,7 +786,9 @@ impl Engine {
         }
         st.flags &= !(PREFETCHED | MARKER | DIRTY);
         if flags & INFLIGHT != 0 {
+            debug_assert!(flags & EVICTED == 0, "a block released twice");
             st.flags |= EVICTED;
+            self.evicted_reads += 1;
             self.c.cache.evicted_in_flight += 1;
         }
         if st.idle() {
@@ -1002,6 +1027,9 @@ impl Engine {
             let waiters = if r.op.is_write() {
                 std::mem::replace(&mut st.write_waiters, NIL)
             } else {
+                if st.flags & EVICTED != 0 {
+                    self.evicted_reads -= 1;
+                }
                 st.flags &= !(INFLIGHT | EVICTED);
                 std::mem::replace(&mut st.read_waiters, NIL)
             };

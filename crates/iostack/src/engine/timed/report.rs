@@ -143,9 +143,10 @@ pub struct CacheCounts {
     pub dirty_at_end: u64,
     pub evictions: u64,
     pub evicted_in_flight: u64,
-    /// Blocks the policy gave up without reporting them through `evict` (a policy contract
-    /// violation; 0 for a correct policy). The engine accounts them as evictions when it notices.
-    pub dropped_by_policy: u64,
+    /// Of `evictions`, the blocks the policy gave up outside the victim `evict` returned (an
+    /// SLRU hit cascading out of probation, a 2Q insert, a LIRS evict dropping several blocks),
+    /// handed over through `Policy::drain_side_evictions`. 0 for LRU.
+    pub side_evictions: u64,
     /// Requests leaving the cache toward the scheduler (before merging) and their blocks.
     pub requests_out: u64,
     pub blocks_out: u64,
@@ -266,11 +267,8 @@ impl TimedReport {
             c.accesses, c.hits, self.hit_ratio, c.hits_in_flight, c.misses, c.misses_in_flight);
         let _ = writeln!(s, "          demand-fetched {}, prefetched {} (used {}, wasted {}, unused at end {})",
             c.demand_fetched, c.prefetch_issued, c.prefetch_used, c.prefetch_wasted, c.prefetch_unused_at_end);
-        let _ = writeln!(s, "          written back {} (eviction {}, flusher {}, write-through {}), dirty at end {}, evictions {} ({} in flight)",
-            c.writeback_blocks, c.writeback_evict, c.writeback_flush, c.write_through, c.dirty_at_end, c.evictions, c.evicted_in_flight);
-        if c.dropped_by_policy > 0 {
-            let _ = writeln!(s, "          warning: the policy dropped {} blocks without evicting them (contract violation)", c.dropped_by_policy);
-        }
+        let _ = writeln!(s, "          written back {} (eviction {}, flusher {}, write-through {}), dirty at end {}, evictions {} ({} in flight, {} side)",
+            c.writeback_blocks, c.writeback_evict, c.writeback_flush, c.write_through, c.dirty_at_end, c.evictions, c.evicted_in_flight, c.side_evictions);
         let _ = writeln!(s, "          {} requests out ({} blocks)", c.requests_out, c.blocks_out);
         let _ = writeln!(s, "sched     {} in, {} merges, {} out ({} blocks)", self.sched.requests_in, self.sched.merges, self.sched.requests_out, self.sched.blocks_out);
         let _ = writeln!(s, "device    {} requests ({} reads, {} writes), {} blocks read, {} written, {} drive-cache hits",
