@@ -19,8 +19,8 @@
 //! sizes, this is not optimal (the size-aware problem is NP-hard); libCacheSim's `BeladySize`
 //! is a different policy.
 
-use super::list::{Slab, Slot};
-use super::slots::SlotIndex;
+use super::list::Slot;
+use super::resident::{ResidentEntry, ResidentSet};
 use super::{Access, Evicted, Key, Params, Policy, PolicyInfo};
 use crate::error::ConfigError;
 
@@ -41,39 +41,44 @@ struct Entry {
     pos: u32,
 }
 
+impl ResidentEntry for Entry {
+    #[inline]
+    fn key(&self) -> Key {
+        self.key
+    }
+    #[inline]
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
 pub struct Belady {
     capacity: u64,
-    occupied: u64,
-    index: SlotIndex,
-    slab: Slab<Entry>,
+    /// The entries are on no list: the heap orders them.
+    resident: ResidentSet<Entry>,
     /// Max-heap of slots on `next`.
     heap: Vec<Slot>,
 }
 
 impl Belady {
     pub fn new(capacity: u64) -> Self {
-        Belady { capacity, occupied: 0, index: SlotIndex::new(), slab: Slab::default(), heap: Vec::new() }
-    }
-
-    #[inline]
-    fn lookup(&self, key: Key) -> Option<Slot> {
-        self.index.find(key, |s| self.slab.get(s).key)
+        Belady { capacity, resident: ResidentSet::new(), heap: Vec::new() }
     }
 
     #[inline]
     fn next_of(&self, i: usize) -> u64 {
-        self.slab.get(self.heap[i]).next
+        self.resident.get(self.heap[i]).next
     }
 
     #[inline]
     fn place(&mut self, i: usize, s: Slot) {
         self.heap[i] = s;
-        self.slab.get_mut(s).pos = i as u32;
+        self.resident.get_mut(s).pos = i as u32;
     }
 
     fn sift_up(&mut self, mut i: usize) {
         let s = self.heap[i];
-        let v = self.slab.get(s).next;
+        let v = self.resident.get(s).next;
         while i > 0 {
             let parent = (i - 1) / 2;
             if self.next_of(parent) >= v {
@@ -89,7 +94,7 @@ impl Belady {
     fn sift_down(&mut self, mut i: usize) {
         let n = self.heap.len();
         let s = self.heap[i];
-        let v = self.slab.get(s).next;
+        let v = self.resident.get(s).next;
         loop {
             let l = 2 * i + 1;
             if l >= n {
@@ -113,18 +118,13 @@ impl Belady {
         if i < self.heap.len() {
             self.place(i, last);
             self.sift_down(i);
-            self.sift_up(self.slab.get(last).pos as usize);
+            self.sift_up(self.resident.get(last).pos as usize);
         }
     }
 
     fn forget(&mut self, s: Slot) -> Entry {
-        let e = *self.slab.get(s);
-        self.heap_remove(e.pos as usize);
-        let slab = &self.slab;
-        self.index.remove(e.key, |x| slab.get(x).key);
-        self.slab.release(s);
-        self.occupied -= e.size;
-        e
+        self.heap_remove(self.resident.get(s).pos as usize);
+        self.resident.forget_unlinked(s)
     }
 }
 
@@ -136,18 +136,18 @@ impl Policy for Belady {
         self.capacity
     }
     fn occupied(&self) -> u64 {
-        self.occupied
+        self.resident.occupied()
     }
     fn len(&self) -> usize {
-        self.index.len()
+        self.resident.len()
     }
     fn contains(&self, key: Key) -> bool {
-        self.lookup(key).is_some()
+        self.resident.contains(key)
     }
 
     fn find(&mut self, a: &Access) -> bool {
-        let Some(s) = self.lookup(a.key) else { return false };
-        let e = self.slab.get_mut(s);
+        let Some(s) = self.resident.find(a.key) else { return false };
+        let e = self.resident.get_mut(s);
         let old = e.next;
         e.next = a.next_access;
         let pos = e.pos as usize;
@@ -161,12 +161,9 @@ impl Policy for Belady {
 
     fn insert(&mut self, a: &Access) {
         let pos = self.heap.len() as u32;
-        let s = self.slab.alloc(Entry { key: a.key, size: a.size, next: a.next_access, pos });
+        let s = self.resident.insert_unlinked(Entry { key: a.key, size: a.size, next: a.next_access, pos });
         self.heap.push(s);
         self.sift_up(pos as usize);
-        let slab = &self.slab;
-        self.index.insert(a.key, s, |x| slab.get(x).key);
-        self.occupied += a.size;
     }
 
     fn evict(&mut self, _a: &Access) -> Option<Evicted> {
@@ -176,7 +173,7 @@ impl Policy for Belady {
     }
 
     fn remove(&mut self, key: Key) -> bool {
-        match self.lookup(key) {
+        match self.resident.find(key) {
             Some(s) => {
                 self.forget(s);
                 true
@@ -190,7 +187,7 @@ impl Policy for Belady {
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.index.allocation_size() + self.slab.allocated_bytes() + self.heap.capacity() * std::mem::size_of::<Slot>()
+        self.resident.metadata_bytes() + self.heap.capacity() * std::mem::size_of::<Slot>()
     }
 }
 

@@ -13,8 +13,9 @@
 //!
 //! Parameters: `bits` (1..=8, default 1).
 
-use super::list::{List, Slab};
-use super::slots::{SizeTag, SlotIndex};
+use super::list::List;
+use super::resident::{ResidentEntry, ResidentSet};
+use super::slots::SizeTag;
 use super::{Access, Evicted, Key, Params, Policy, PolicyInfo};
 use crate::error::ConfigError;
 
@@ -38,12 +39,21 @@ struct Entry {
     word: SizeTag,
 }
 
+impl ResidentEntry for Entry {
+    #[inline]
+    fn key(&self) -> Key {
+        self.key
+    }
+    #[inline]
+    fn size(&self) -> u64 {
+        self.word.size()
+    }
+}
+
 pub struct Clock {
     capacity: u64,
-    occupied: u64,
     max_count: u8,
-    index: SlotIndex,
-    slab: Slab<Entry>,
+    resident: ResidentSet<Entry>,
     /// Head: newest; tail: where the hand points.
     ring: List,
 }
@@ -51,12 +61,12 @@ pub struct Clock {
 impl Clock {
     pub fn new(capacity: u64, bits: u32) -> Self {
         let max_count = ((1u32 << bits.clamp(1, 8)) - 1) as u8;
-        Clock { capacity, occupied: 0, max_count, index: SlotIndex::new(), slab: Slab::default(), ring: List::new() }
+        Clock { capacity, max_count, resident: ResidentSet::new(), ring: List::new() }
     }
 
     /// Keys and counters from newest to the hand.
     pub fn entries(&self) -> impl Iterator<Item = (Key, u8)> + '_ {
-        self.slab.iter(&self.ring).map(|(_, e)| (e.key, e.word.tag()))
+        self.resident.slab().iter(&self.ring).map(|(_, e)| (e.key, e.word.tag()))
     }
 }
 
@@ -68,21 +78,20 @@ impl Policy for Clock {
         self.capacity
     }
     fn occupied(&self) -> u64 {
-        self.occupied
+        self.resident.occupied()
     }
     fn len(&self) -> usize {
-        self.index.len()
+        self.resident.len()
     }
     fn contains(&self, key: Key) -> bool {
-        self.index.find(key, |s| self.slab.get(s).key).is_some()
+        self.resident.contains(key)
     }
 
     #[inline]
     fn find(&mut self, a: &Access) -> bool {
-        let slab = &self.slab;
-        match self.index.find(a.key, |s| slab.get(s).key) {
+        match self.resident.find(a.key) {
             Some(s) => {
-                let e = self.slab.get_mut(s);
+                let e = self.resident.get_mut(s);
                 let c = e.word.tag();
                 if c < self.max_count {
                     e.word.set_tag(c + 1);
@@ -95,49 +104,32 @@ impl Policy for Clock {
 
     #[inline]
     fn insert(&mut self, a: &Access) {
-        let s = self.slab.alloc(Entry { key: a.key, word: SizeTag::new(a.size, 0) });
-        self.slab.push_head(&mut self.ring, s);
-        let slab = &self.slab;
-        self.index.insert(a.key, s, |x| slab.get(x).key);
-        self.occupied += a.size;
+        self.resident.insert_head(&mut self.ring, Entry { key: a.key, word: SizeTag::new(a.size, 0) });
     }
 
     fn evict(&mut self, _a: &Access) -> Option<Evicted> {
         // Terminates: every pass over the ring decrements every nonzero counter.
         loop {
             let s = self.ring.tail()?;
-            let e = self.slab.get_mut(s);
+            let e = self.resident.get_mut(s);
             let c = e.word.tag();
             if c == 0 {
                 break;
             }
             e.word.set_tag(c - 1);
-            self.slab.move_to_head(&mut self.ring, s);
+            self.resident.move_to_head(&mut self.ring, s);
         }
-        let s = self.slab.pop_tail(&mut self.ring)?;
-        let e = *self.slab.get(s);
-        let slab = &self.slab;
-        self.index.remove(e.key, |x| slab.get(x).key);
-        self.slab.release(s);
-        self.occupied -= e.word.size();
+        let e = self.resident.evict_tail(&mut self.ring)?;
         Some(Evicted { key: e.key, size: e.word.size() })
     }
 
     fn remove(&mut self, key: Key) -> bool {
-        let slab = &self.slab;
-        match self.index.remove(key, |x| slab.get(x).key) {
-            Some(s) => {
-                self.slab.unlink(&mut self.ring, s);
-                self.occupied -= self.slab.get(s).word.size();
-                self.slab.release(s);
-                true
-            }
-            None => false,
-        }
+        let ring = &mut self.ring;
+        self.resident.remove(key, |_| ring).is_some()
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.index.allocation_size() + self.slab.allocated_bytes()
+        self.resident.metadata_bytes()
     }
 }
 

@@ -8,8 +8,8 @@
 //! libCacheSim semantics reproduced (`FIFO.c`): an object keeps the size it was inserted with
 //! when a later reference gives another size; an object larger than the cache is not inserted.
 
-use super::list::{List, Slab};
-use super::slots::SlotIndex;
+use super::list::List;
+use super::resident::{KeySize, ResidentSet};
 use super::{Access, Evicted, Key, Params, Policy, PolicyInfo};
 use crate::error::ConfigError;
 
@@ -20,28 +20,21 @@ pub const INFO: PolicyInfo = PolicyInfo {
     build: |capacity, _params: &mut Params| -> Result<Box<dyn Policy>, ConfigError> { Ok(Box::new(Fifo::new(capacity))) },
 };
 
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    key: Key,
-    size: u64,
-}
-
 pub struct Fifo {
     capacity: u64,
-    occupied: u64,
-    index: SlotIndex,
-    slab: Slab<Entry>,
+    resident: ResidentSet<KeySize>,
+    /// Head: newest; tail: the next victim.
     queue: List,
 }
 
 impl Fifo {
     pub fn new(capacity: u64) -> Self {
-        Fifo { capacity, occupied: 0, index: SlotIndex::new(), slab: Slab::default(), queue: List::new() }
+        Fifo { capacity, resident: ResidentSet::new(), queue: List::new() }
     }
 
     /// Keys from newest to oldest.
     pub fn keys(&self) -> impl Iterator<Item = Key> + '_ {
-        self.slab.iter(&self.queue).map(|(_, e)| e.key)
+        self.resident.slab().iter(&self.queue).map(|(_, e)| e.key)
     }
 }
 
@@ -53,13 +46,13 @@ impl Policy for Fifo {
         self.capacity
     }
     fn occupied(&self) -> u64 {
-        self.occupied
+        self.resident.occupied()
     }
     fn len(&self) -> usize {
-        self.index.len()
+        self.resident.len()
     }
     fn contains(&self, key: Key) -> bool {
-        self.index.find(key, |s| self.slab.get(s).key).is_some()
+        self.resident.contains(key)
     }
 
     #[inline]
@@ -69,39 +62,22 @@ impl Policy for Fifo {
 
     #[inline]
     fn insert(&mut self, a: &Access) {
-        let s = self.slab.alloc(Entry { key: a.key, size: a.size });
-        self.slab.push_head(&mut self.queue, s);
-        let slab = &self.slab;
-        self.index.insert(a.key, s, |x| slab.get(x).key);
-        self.occupied += a.size;
+        self.resident.insert_head(&mut self.queue, KeySize { key: a.key, size: a.size });
     }
 
     #[inline]
     fn evict(&mut self, _a: &Access) -> Option<Evicted> {
-        let s = self.slab.pop_tail(&mut self.queue)?;
-        let e = *self.slab.get(s);
-        let slab = &self.slab;
-        self.index.remove(e.key, |x| slab.get(x).key);
-        self.slab.release(s);
-        self.occupied -= e.size;
+        let e = self.resident.evict_tail(&mut self.queue)?;
         Some(Evicted { key: e.key, size: e.size })
     }
 
     fn remove(&mut self, key: Key) -> bool {
-        let slab = &self.slab;
-        match self.index.remove(key, |x| slab.get(x).key) {
-            Some(s) => {
-                self.slab.unlink(&mut self.queue, s);
-                self.occupied -= self.slab.get(s).size;
-                self.slab.release(s);
-                true
-            }
-            None => false,
-        }
+        let queue = &mut self.queue;
+        self.resident.remove(key, |_| queue).is_some()
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.index.allocation_size() + self.slab.allocated_bytes()
+        self.resident.metadata_bytes()
     }
 }
 

@@ -15,7 +15,7 @@
 //! lowest non-empty bucket; hits keep the inserted size.
 
 use super::list::{List, Slab, Slot};
-use super::slots::SlotIndex;
+use super::resident::{ResidentEntry, ResidentSet};
 use super::{Access, Evicted, Key, Params, Policy, PolicyInfo};
 use crate::error::ConfigError;
 
@@ -33,6 +33,17 @@ struct Entry {
     bucket: Slot,
 }
 
+impl ResidentEntry for Entry {
+    #[inline]
+    fn key(&self) -> Key {
+        self.key
+    }
+    #[inline]
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Bucket {
     freq: u64,
@@ -42,9 +53,7 @@ struct Bucket {
 
 pub struct Lfu {
     capacity: u64,
-    occupied: u64,
-    index: SlotIndex,
-    slab: Slab<Entry>,
+    resident: ResidentSet<Entry>,
     buckets: Slab<Bucket>,
     /// Buckets from the lowest frequency (head) to the highest (tail).
     order: List,
@@ -54,9 +63,7 @@ impl Lfu {
     pub fn new(capacity: u64) -> Self {
         Lfu {
             capacity,
-            occupied: 0,
-            index: SlotIndex::new(),
-            slab: Slab::default(),
+            resident: ResidentSet::new(),
             buckets: Slab::default(),
             order: List::new(),
         }
@@ -68,16 +75,11 @@ impl Lfu {
         self.buckets
             .iter(&self.order)
             .map(|(_, b)| {
-                let mut keys: Vec<Key> = self.slab.iter(&b.entries).map(|(_, e)| e.key).collect();
+                let mut keys: Vec<Key> = self.resident.slab().iter(&b.entries).map(|(_, e)| e.key).collect();
                 keys.reverse();
                 (b.freq, keys)
             })
             .collect()
-    }
-
-    #[inline]
-    fn lookup(&self, key: Key) -> Option<Slot> {
-        self.index.find(key, |s| self.slab.get(s).key)
     }
 
     /// Drops bucket `b` if it has no entries left.
@@ -102,18 +104,18 @@ impl Policy for Lfu {
         self.capacity
     }
     fn occupied(&self) -> u64 {
-        self.occupied
+        self.resident.occupied()
     }
     fn len(&self) -> usize {
-        self.index.len()
+        self.resident.len()
     }
     fn contains(&self, key: Key) -> bool {
-        self.lookup(key).is_some()
+        self.resident.contains(key)
     }
 
     fn find(&mut self, a: &Access) -> bool {
-        let Some(s) = self.lookup(a.key) else { return false };
-        let b = self.slab.get(s).bucket;
+        let Some(s) = self.resident.find(a.key) else { return false };
+        let b = self.resident.get(s).bucket;
         let freq = self.buckets.get(b).freq + 1;
         let nb = match self.buckets.next(b) {
             Some(n) if self.buckets.get(n).freq == freq => n,
@@ -123,9 +125,9 @@ impl Policy for Lfu {
                 n
             }
         };
-        self.slab.unlink(&mut self.buckets.get_mut(b).entries, s);
-        self.slab.push_head(&mut self.buckets.get_mut(nb).entries, s);
-        self.slab.get_mut(s).bucket = nb;
+        self.resident.unlink(&mut self.buckets.get_mut(b).entries, s);
+        self.resident.push_head(&mut self.buckets.get_mut(nb).entries, s);
+        self.resident.get_mut(s).bucket = nb;
         self.drop_if_empty(b);
         true
     }
@@ -139,34 +141,21 @@ impl Policy for Lfu {
                 h
             }
         };
-        let s = self.slab.alloc(Entry { key: a.key, size: a.size, bucket: b });
-        self.slab.push_head(&mut self.buckets.get_mut(b).entries, s);
-        let slab = &self.slab;
-        self.index.insert(a.key, s, |x| slab.get(x).key);
-        self.occupied += a.size;
+        self.resident.insert_head(&mut self.buckets.get_mut(b).entries, Entry { key: a.key, size: a.size, bucket: b });
     }
 
     fn evict(&mut self, _a: &Access) -> Option<Evicted> {
         let b = self.order.head()?;
-        let s = self.slab.pop_tail(&mut self.buckets.get_mut(b).entries)?;
+        let e = self.resident.evict_tail(&mut self.buckets.get_mut(b).entries)?;
         self.drop_if_empty(b);
-        let e = *self.slab.get(s);
-        let slab = &self.slab;
-        self.index.remove(e.key, |x| slab.get(x).key);
-        self.slab.release(s);
-        self.occupied -= e.size;
         Some(Evicted { key: e.key, size: e.size })
     }
 
     fn remove(&mut self, key: Key) -> bool {
-        let slab = &self.slab;
-        match self.index.remove(key, |x| slab.get(x).key) {
-            Some(s) => {
-                let e = *self.slab.get(s);
-                self.slab.unlink(&mut self.buckets.get_mut(e.bucket).entries, s);
+        let buckets = &mut self.buckets;
+        match self.resident.remove(key, |e| &mut buckets.get_mut(e.bucket).entries) {
+            Some(e) => {
                 self.drop_if_empty(e.bucket);
-                self.slab.release(s);
-                self.occupied -= e.size;
                 true
             }
             None => false,
@@ -174,7 +163,7 @@ impl Policy for Lfu {
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.index.allocation_size() + self.slab.allocated_bytes() + self.buckets.allocated_bytes()
+        self.resident.metadata_bytes() + self.buckets.allocated_bytes()
     }
 }
 

@@ -4,8 +4,8 @@
 //! the tail. This is the reference point of every other policy and the stack whose depths define
 //! stack distance (Mattson et al., 1970).
 
-use super::list::{List, Slab};
-use super::slots::SlotIndex;
+use super::list::List;
+use super::resident::{KeySize, ResidentSet};
 use super::{Access, Evicted, Key, Params, Policy, PolicyInfo};
 use crate::error::ConfigError;
 
@@ -16,29 +16,21 @@ pub const INFO: PolicyInfo = PolicyInfo {
     build: |capacity, _params: &mut Params| -> Result<Box<dyn Policy>, ConfigError> { Ok(Box::new(Lru::new(capacity))) },
 };
 
-#[derive(Debug, Clone, Copy)]
-struct Entry {
-    key: Key,
-    size: u64,
-}
-
 pub struct Lru {
     capacity: u64,
-    occupied: u64,
-    /// Key to slot; keys live only in the slab entries (see `slots.rs`).
-    index: SlotIndex,
-    slab: Slab<Entry>,
+    resident: ResidentSet<KeySize>,
+    /// Head: most recently used; tail: the next victim.
     list: List,
 }
 
 impl Lru {
     pub fn new(capacity: u64) -> Self {
-        Lru { capacity, occupied: 0, index: SlotIndex::new(), slab: Slab::default(), list: List::new() }
+        Lru { capacity, resident: ResidentSet::new(), list: List::new() }
     }
 
     /// Keys from most to least recently used.
     pub fn keys(&self) -> impl Iterator<Item = Key> + '_ {
-        self.slab.iter(&self.list).map(|(_, e)| e.key)
+        self.resident.slab().iter(&self.list).map(|(_, e)| e.key)
     }
 }
 
@@ -50,31 +42,27 @@ impl Policy for Lru {
         self.capacity
     }
     fn occupied(&self) -> u64 {
-        self.occupied
+        self.resident.occupied()
     }
     fn len(&self) -> usize {
-        self.index.len()
+        self.resident.len()
     }
     fn contains(&self, key: Key) -> bool {
-        self.index.find(key, |s| self.slab.get(s).key).is_some()
+        self.resident.contains(key)
+    }
+
+    #[inline]
+    fn prefetch(&self, key: Key) {
+        self.resident.prefetch(key);
     }
 
     /// A hit moves the entry to the head. The entry keeps the size it was inserted with, as in
     /// libCacheSim, even if this reference gives another size.
     #[inline]
-    fn prefetch(&self, key: Key) {
-        let slab = &self.slab;
-        if let Some(s) = self.index.find(key, |s| slab.get(s).key) {
-            slab.prefetch(s);
-        }
-    }
-
-    #[inline]
     fn find(&mut self, a: &Access) -> bool {
-        let slab = &self.slab;
-        match self.index.find(a.key, |s| slab.get(s).key) {
+        match self.resident.find(a.key) {
             Some(s) => {
-                self.slab.move_to_head(&mut self.list, s);
+                self.resident.move_to_head(&mut self.list, s);
                 true
             }
             None => false,
@@ -83,44 +71,30 @@ impl Policy for Lru {
 
     #[inline]
     fn insert(&mut self, a: &Access) {
-        let s = self.slab.alloc(Entry { key: a.key, size: a.size });
-        self.slab.push_head(&mut self.list, s);
-        let slab = &self.slab;
-        self.index.insert(a.key, s, |x| slab.get(x).key);
-        self.occupied += a.size;
+        self.resident.insert_head(&mut self.list, KeySize { key: a.key, size: a.size });
     }
 
     #[inline]
     fn evict(&mut self, _a: &Access) -> Option<Evicted> {
-        let s = self.slab.pop_tail(&mut self.list)?;
+        let victim = self.list.tail()?;
         // The next eviction unlinks the new tail, writing to the node before it, which is
-        // cold (least recently used); start loading it now.
-        if let Some(p) = self.list.tail().and_then(|t| self.slab.prev(t)) {
-            self.slab.prefetch(p);
+        // cold (least recently used); start loading it now. (The victim and the new tail are
+        // read by this eviction's unlink anyway.)
+        let slab = self.resident.slab();
+        if let Some(p) = slab.prev(victim).and_then(|t| slab.prev(t)) {
+            slab.prefetch(p);
         }
-        let e = *self.slab.get(s);
-        let slab = &self.slab;
-        self.index.remove(e.key, |x| slab.get(x).key);
-        self.slab.release(s);
-        self.occupied -= e.size;
+        let e = self.resident.forget(&mut self.list, victim);
         Some(Evicted { key: e.key, size: e.size })
     }
 
     fn remove(&mut self, key: Key) -> bool {
-        let slab = &self.slab;
-        match self.index.remove(key, |x| slab.get(x).key) {
-            Some(s) => {
-                self.slab.unlink(&mut self.list, s);
-                self.occupied -= self.slab.get(s).size;
-                self.slab.release(s);
-                true
-            }
-            None => false,
-        }
+        let list = &mut self.list;
+        self.resident.remove(key, |_| list).is_some()
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.index.allocation_size() + self.slab.allocated_bytes()
+        self.resident.metadata_bytes()
     }
 }
 

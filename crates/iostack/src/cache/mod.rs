@@ -17,6 +17,7 @@ use crate::trace::Op;
 pub mod list;
 mod params;
 pub mod slots;
+pub mod resident;
 
 pub mod arc;
 pub mod belady;

@@ -22,8 +22,9 @@
 //!
 //! Parameters: `segments` (1..=16, default 4). The capacity must be at least `segments`.
 
-use super::list::{List, Slab, Slot};
-use super::slots::{SizeTag, SlotIndex};
+use super::list::{List, Slot};
+use super::resident::{ResidentEntry, ResidentSet};
+use super::slots::SizeTag;
 use super::{Access, Evicted, Key, Params, Policy, PolicyInfo};
 use crate::error::ConfigError;
 
@@ -53,11 +54,20 @@ struct Entry {
     word: SizeTag,
 }
 
+impl ResidentEntry for Entry {
+    #[inline]
+    fn key(&self) -> Key {
+        self.key
+    }
+    #[inline]
+    fn size(&self) -> u64 {
+        self.word.size()
+    }
+}
+
 pub struct Slru {
     capacity: u64,
-    occupied: u64,
-    index: SlotIndex,
-    slab: Slab<Entry>,
+    resident: ResidentSet<Entry>,
     segs: Vec<List>,
     seg_size: Vec<u64>,
     /// Each segment's share of the capacity.
@@ -72,9 +82,7 @@ impl Slru {
         assert!((1..=16).contains(&segments), "SLRU has 1 to 16 segments");
         Slru {
             capacity,
-            occupied: 0,
-            index: SlotIndex::new(),
-            slab: Slab::default(),
+            resident: ResidentSet::new(),
             segs: vec![List::new(); segments],
             seg_size: vec![0; segments],
             share: capacity / segments as u64,
@@ -84,23 +92,18 @@ impl Slru {
 
     /// Keys of segment `i` (0 = probationary), MRU first.
     pub fn segment_keys(&self, i: usize) -> Vec<Key> {
-        self.slab.iter(&self.segs[i]).map(|(_, e)| e.key).collect()
-    }
-
-    #[inline]
-    fn lookup(&self, key: Key) -> Option<Slot> {
-        self.index.find(key, |s| self.slab.get(s).key)
+        self.resident.slab().iter(&self.segs[i]).map(|(_, e)| e.key).collect()
     }
 
     /// Moves slot `s` to the MRU end of segment `to`.
     #[inline]
     fn move_to_segment(&mut self, s: Slot, to: usize) {
-        let e = self.slab.get_mut(s);
+        let e = self.resident.get_mut(s);
         let from = e.word.tag() as usize;
         let size = e.word.size();
         e.word.set_tag(to as u8);
-        self.slab.unlink(&mut self.segs[from], s);
-        self.slab.push_head(&mut self.segs[to], s);
+        self.resident.unlink(&mut self.segs[from], s);
+        self.resident.push_head(&mut self.segs[to], s);
         self.seg_size[from] -= size;
         self.seg_size[to] += size;
     }
@@ -126,13 +129,8 @@ impl Slru {
         let seg = (0..self.segs.len())
             .find(|&i| self.seg_size[i] > 0)
             .or_else(|| (0..self.segs.len()).find(|&i| !self.segs[i].is_empty()))?;
-        let s = self.slab.pop_tail(&mut self.segs[seg])?;
-        let e = *self.slab.get(s);
-        let slab = &self.slab;
-        self.index.remove(e.key, |x| slab.get(x).key);
-        self.slab.release(s);
+        let e = self.resident.evict_tail(&mut self.segs[seg])?;
         self.seg_size[seg] -= e.word.size();
-        self.occupied -= e.word.size();
         Some(Evicted { key: e.key, size: e.word.size() })
     }
 }
@@ -145,21 +143,21 @@ impl Policy for Slru {
         self.capacity
     }
     fn occupied(&self) -> u64 {
-        self.occupied
+        self.resident.occupied()
     }
     fn len(&self) -> usize {
-        self.index.len()
+        self.resident.len()
     }
     fn contains(&self, key: Key) -> bool {
-        self.lookup(key).is_some()
+        self.resident.contains(key)
     }
 
     fn find(&mut self, a: &Access) -> bool {
-        let Some(s) = self.lookup(a.key) else { return false };
+        let Some(s) = self.resident.find(a.key) else { return false };
         let top = self.segs.len() - 1;
-        let seg = self.slab.get(s).word.tag() as usize;
+        let seg = self.resident.get(s).word.tag() as usize;
         if seg == top {
-            self.slab.move_to_head(&mut self.segs[top], s);
+            self.resident.move_to_head(&mut self.segs[top], s);
         } else {
             self.move_to_segment(s, seg + 1);
             let mut cur = seg + 1;
@@ -167,10 +165,10 @@ impl Policy for Slru {
                 self.cool(cur);
                 // In sized mode the cascade can demote, or even evict, the promoted entry itself;
                 // follow it.
-                if self.lookup(a.key) != Some(s) {
+                if self.resident.find(a.key) != Some(s) {
                     break;
                 }
-                cur = self.slab.get(s).word.tag() as usize;
+                cur = self.resident.get(s).word.tag() as usize;
             }
         }
         true
@@ -181,7 +179,7 @@ impl Policy for Slru {
             Some(i) => i,
             None => {
                 // Only when the caller did not make room first.
-                while self.occupied + a.size > self.capacity {
+                while self.resident.occupied() + a.size > self.capacity {
                     match self.evict_lowest() {
                         Some(v) => self.side.push(v),
                         None => break,
@@ -190,12 +188,8 @@ impl Policy for Slru {
                 0
             }
         };
-        let s = self.slab.alloc(Entry { key: a.key, word: SizeTag::new(a.size, seg as u8) });
-        self.slab.push_head(&mut self.segs[seg], s);
-        let slab = &self.slab;
-        self.index.insert(a.key, s, |x| slab.get(x).key);
+        self.resident.insert_head(&mut self.segs[seg], Entry { key: a.key, word: SizeTag::new(a.size, seg as u8) });
         self.seg_size[seg] += a.size;
-        self.occupied += a.size;
     }
 
     fn evict(&mut self, _a: &Access) -> Option<Evicted> {
@@ -206,7 +200,7 @@ impl Policy for Slru {
     fn get(&mut self, a: &Access) -> bool {
         let hit = self.find(a) || {
             if a.size <= self.share && a.size <= self.capacity {
-                while self.occupied + a.size > self.capacity {
+                while self.resident.occupied() + a.size > self.capacity {
                     if self.evict_lowest().is_none() {
                         break;
                     }
@@ -225,15 +219,10 @@ impl Policy for Slru {
     }
 
     fn remove(&mut self, key: Key) -> bool {
-        let slab = &self.slab;
-        match self.index.remove(key, |x| slab.get(x).key) {
-            Some(s) => {
-                let e = *self.slab.get(s);
-                let seg = e.word.tag() as usize;
-                self.slab.unlink(&mut self.segs[seg], s);
-                self.seg_size[seg] -= e.word.size();
-                self.occupied -= e.word.size();
-                self.slab.release(s);
+        let segs = &mut self.segs;
+        match self.resident.remove(key, |e| &mut segs[e.word.tag() as usize]) {
+            Some(e) => {
+                self.seg_size[e.word.tag() as usize] -= e.word.size();
                 true
             }
             None => false,
@@ -241,7 +230,7 @@ impl Policy for Slru {
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.index.allocation_size() + self.slab.allocated_bytes() + self.side.capacity() * std::mem::size_of::<Evicted>()
+        self.resident.metadata_bytes() + self.side.capacity() * std::mem::size_of::<Evicted>()
     }
 }
 

@@ -25,8 +25,9 @@
 //! paper's Result 2 (between ceil(C/x) and ceil(C/x) + floor(C/2x) of the most recently accessed
 //! streams are cached) holds for the 1:1 split.
 
-use super::list::{List, Slab, Slot};
-use super::{Access, Evicted, Key, KeyMap, Origin, Params, Policy, PolicyInfo};
+use super::list::{List, Slot};
+use super::resident::{ResidentEntry, ResidentSet};
+use super::{Access, Evicted, Key, Origin, Params, Policy, PolicyInfo};
 use crate::error::ConfigError;
 
 fn build_split(capacity: u64, params: &mut Params, up: u64, down: u64) -> Result<Box<dyn Policy>, ConfigError> {
@@ -63,15 +64,25 @@ struct Block {
     set: u32,
 }
 
+
+impl ResidentEntry for Block {
+    #[inline]
+    fn key(&self) -> Key {
+        self.key
+    }
+    #[inline]
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
 const NO_SET: u32 = u32::MAX;
 
 pub struct SplitLru {
     capacity: u64,
-    occupied: u64,
     up_max: u64,
     ratio: (u64, u64),
-    map: KeyMap<Slot>,
-    slab: Slab<Block>,
+    resident: ResidentSet<Block>,
     up: List,
     down: List,
     up_size: u64,
@@ -88,11 +99,9 @@ impl SplitLru {
         let up_max = ((capacity as u128 * up as u128 + (up + down) as u128 / 2) / (up + down) as u128) as u64;
         SplitLru {
             capacity,
-            occupied: 0,
             up_max,
             ratio: (up, down),
-            map: KeyMap::default(),
-            slab: Slab::default(),
+            resident: ResidentSet::new(),
             up: List::new(),
             down: List::new(),
             up_size: 0,
@@ -104,11 +113,11 @@ impl SplitLru {
 
     /// The Up queue from its MRU end.
     pub fn up_keys(&self) -> Vec<Key> {
-        self.slab.iter(&self.up).map(|(_, b)| b.key).collect()
+        self.resident.slab().iter(&self.up).map(|(_, b)| b.key).collect()
     }
     /// The Down queue from its MRU end.
     pub fn down_keys(&self) -> Vec<Key> {
-        self.slab.iter(&self.down).map(|(_, b)| b.key).collect()
+        self.resident.slab().iter(&self.down).map(|(_, b)| b.key).collect()
     }
     /// The Up:Down ratio and the Up queue's size.
     pub fn geometry(&self) -> (u64, u64, u64) {
@@ -116,24 +125,24 @@ impl SplitLru {
     }
 
     fn unlink(&mut self, s: Slot) {
-        let b = *self.slab.get(s);
+        let b = *self.resident.get(s);
         if b.up {
-            self.slab.unlink(&mut self.up, s);
+            self.resident.unlink(&mut self.up, s);
             self.up_size -= b.size;
         } else {
-            self.slab.unlink(&mut self.down, s);
+            self.resident.unlink(&mut self.down, s);
         }
     }
 
     fn push(&mut self, s: Slot, up: bool) {
-        let b = self.slab.get_mut(s);
+        let b = self.resident.get_mut(s);
         b.up = up;
         let size = b.size;
         if up {
-            self.slab.push_head(&mut self.up, s);
+            self.resident.push_head(&mut self.up, s);
             self.up_size += size;
         } else {
-            self.slab.push_head(&mut self.down, s);
+            self.resident.push_head(&mut self.down, s);
         }
     }
 
@@ -152,16 +161,16 @@ impl SplitLru {
             let mut below = None;
             let mut cur = self.down.head();
             while let Some(c) = cur {
-                if self.current_set == NO_SET || self.slab.get(c).set != self.current_set {
+                if self.current_set == NO_SET || self.resident.get(c).set != self.current_set {
                     break;
                 }
                 below = Some(c);
-                cur = self.slab.next(c);
+                cur = self.resident.slab().next(c);
             }
-            self.slab.get_mut(s).up = false;
+            self.resident.get_mut(s).up = false;
             match below {
-                Some(at) => self.slab.insert_after(&mut self.down, at, s),
-                None => self.slab.push_head(&mut self.down, s),
+                Some(at) => self.resident.insert_after(&mut self.down, at, s),
+                None => self.resident.push_head(&mut self.down, s),
             }
         }
     }
@@ -184,18 +193,18 @@ impl Policy for SplitLru {
         self.capacity
     }
     fn occupied(&self) -> u64 {
-        self.occupied
+        self.resident.occupied()
     }
     fn len(&self) -> usize {
-        self.map.len()
+        self.resident.len()
     }
     fn contains(&self, key: Key) -> bool {
-        self.map.contains_key(&key)
+        self.resident.contains(key)
     }
 
     fn find(&mut self, a: &Access) -> bool {
-        let Some(&s) = self.map.get(&a.key) else { return false };
-        let hit = *self.slab.get(s);
+        let Some(s) = self.resident.find(a.key) else { return false };
+        let hit = *self.resident.get(s);
         if hit.up {
             self.up_hits += 1;
         } else {
@@ -204,11 +213,11 @@ impl Policy for SplitLru {
         // The stream's blocks ahead of the hit, farthest first so the nearest ends up at MRU.
         let window = hit.window as u64;
         let mut ahead = 0u64;
-        while ahead < window && a.key.checked_add(ahead + 1).is_some_and(|k| self.map.contains_key(&k)) {
+        while ahead < window && a.key.checked_add(ahead + 1).is_some_and(|k| self.resident.contains(k)) {
             ahead += 1;
         }
         for d in (1..=ahead).rev() {
-            let t = self.map[&(a.key + d)];
+            let t = self.resident.find(a.key + d).expect("counted as cached above");
             self.unlink(t);
             self.push(t, Self::first_half(d - 1, window));
         }
@@ -226,29 +235,23 @@ impl Policy for SplitLru {
             Origin::Prefetch { index, len, set } => (Self::first_half(index as u64, len as u64), len, set),
         };
         self.current_set = set;
-        let s = self.slab.alloc(Block { key: a.key, size: a.size, up, window, set });
-        self.map.insert(a.key, s);
-        self.occupied += a.size;
+        let s = self.resident.insert_unlinked(Block { key: a.key, size: a.size, up, window, set });
         self.push(s, up);
         self.spill();
     }
 
     fn evict(&mut self, _a: &Access) -> Option<Evicted> {
         let s = self.down.tail().or(self.up.tail())?;
-        let b = *self.slab.get(s);
         self.unlink(s);
-        self.slab.release(s);
-        self.map.remove(&b.key);
-        self.occupied -= b.size;
+        let b = self.resident.forget_unlinked(s);
         Some(Evicted { key: b.key, size: b.size })
     }
 
     fn remove(&mut self, key: Key) -> bool {
-        match self.map.remove(&key) {
+        match self.resident.find(key) {
             Some(s) => {
-                self.occupied -= self.slab.get(s).size;
                 self.unlink(s);
-                self.slab.release(s);
+                self.resident.forget_unlinked(s);
                 true
             }
             None => false,
@@ -256,7 +259,7 @@ impl Policy for SplitLru {
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.map.allocation_size() + self.slab.allocated_bytes()
+        self.resident.metadata_bytes()
     }
 }
 

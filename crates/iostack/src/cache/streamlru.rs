@@ -20,7 +20,8 @@
 //! what makes the ceiling in Result 1 exact).
 
 use super::list::{List, Slab, Slot, NIL};
-use super::{Access, Evicted, Key, KeyMap, Params, Policy, PolicyInfo};
+use super::resident::{ResidentEntry, ResidentSet};
+use super::{Access, Evicted, Key, Params, Policy, PolicyInfo};
 use crate::error::ConfigError;
 
 pub const INFO: PolicyInfo = PolicyInfo {
@@ -37,6 +38,17 @@ struct Block {
     stream: Slot,
 }
 
+impl ResidentEntry for Block {
+    #[inline]
+    fn key(&self) -> Key {
+        self.key
+    }
+    #[inline]
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Stream {
     blocks: List,
@@ -44,9 +56,7 @@ struct Stream {
 
 pub struct StreamLru {
     capacity: u64,
-    occupied: u64,
-    map: KeyMap<Slot>,
-    blocks: Slab<Block>,
+    blocks: ResidentSet<Block>,
     streams: Slab<Stream>,
     /// Streams, MRU at the head.
     queue: List,
@@ -56,9 +66,7 @@ impl StreamLru {
     pub fn new(capacity: u64) -> Self {
         StreamLru {
             capacity,
-            occupied: 0,
-            map: KeyMap::default(),
-            blocks: Slab::default(),
+            blocks: ResidentSet::new(),
             streams: Slab::default(),
             queue: List::new(),
         }
@@ -66,9 +74,9 @@ impl StreamLru {
 
     /// The replacement queue from the MRU end: streams most recent first, each in block order.
     pub fn keys(&self) -> Vec<Key> {
-        let mut out = Vec::with_capacity(self.map.len());
+        let mut out = Vec::with_capacity(self.blocks.len());
         for (_, st) in self.streams.iter(&self.queue) {
-            out.extend(self.blocks.iter(&st.blocks).map(|(_, b)| b.key));
+            out.extend(self.blocks.slab().iter(&st.blocks).map(|(_, b)| b.key));
         }
         out
     }
@@ -102,18 +110,18 @@ impl Policy for StreamLru {
         self.capacity
     }
     fn occupied(&self) -> u64 {
-        self.occupied
+        self.blocks.occupied()
     }
     fn len(&self) -> usize {
-        self.map.len()
+        self.blocks.len()
     }
     fn contains(&self, key: Key) -> bool {
-        self.map.contains_key(&key)
+        self.blocks.contains(key)
     }
 
     fn find(&mut self, a: &Access) -> bool {
-        match self.map.get(&a.key) {
-            Some(&s) => {
+        match self.blocks.find(a.key) {
+            Some(s) => {
                 let st = self.blocks.get(s).stream;
                 self.touch(st);
                 true
@@ -124,9 +132,9 @@ impl Policy for StreamLru {
 
     fn insert(&mut self, a: &Access) {
         let k = a.key;
-        let pred = k.checked_sub(1).and_then(|p| self.map.get(&p).copied());
-        let succ = k.checked_add(1).and_then(|n| self.map.get(&n).copied());
-        let s = self.blocks.alloc(Block { key: k, size: a.size, stream: NIL });
+        let pred = k.checked_sub(1).and_then(|p| self.blocks.find(p));
+        let succ = k.checked_add(1).and_then(|n| self.blocks.find(n));
+        let s = self.blocks.insert_unlinked(Block { key: k, size: a.size, stream: NIL });
         let st = if let Some(p) = pred {
             let st = self.blocks.get(p).stream;
             let mut list = self.streams.get(st).blocks;
@@ -136,7 +144,7 @@ impl Policy for StreamLru {
         } else if let Some(n) = succ {
             let st = self.blocks.get(n).stream;
             let mut list = self.streams.get(st).blocks;
-            match self.blocks.prev(n) {
+            match self.blocks.slab().prev(n) {
                 Some(p) => self.blocks.insert_after(&mut list, p, s),
                 None => self.blocks.push_head(&mut list, s),
             }
@@ -152,27 +160,21 @@ impl Policy for StreamLru {
         };
         self.blocks.get_mut(s).stream = st;
         self.touch(st);
-        self.map.insert(k, s);
-        self.occupied += a.size;
     }
 
     fn evict(&mut self, _a: &Access) -> Option<Evicted> {
         let st = self.queue.tail()?;
         let s = self.streams.get(st).blocks.tail().expect("streams are never empty");
-        let b = *self.blocks.get(s);
         self.unlink_block(s);
-        self.blocks.release(s);
-        self.map.remove(&b.key);
-        self.occupied -= b.size;
+        let b = self.blocks.forget_unlinked(s);
         Some(Evicted { key: b.key, size: b.size })
     }
 
     fn remove(&mut self, key: Key) -> bool {
-        match self.map.remove(&key) {
+        match self.blocks.find(key) {
             Some(s) => {
-                self.occupied -= self.blocks.get(s).size;
                 self.unlink_block(s);
-                self.blocks.release(s);
+                self.blocks.forget_unlinked(s);
                 true
             }
             None => false,
@@ -180,7 +182,7 @@ impl Policy for StreamLru {
     }
 
     fn metadata_bytes(&self) -> usize {
-        self.map.allocation_size() + self.blocks.allocated_bytes() + self.streams.allocated_bytes()
+        self.blocks.metadata_bytes() + self.streams.allocated_bytes()
     }
 }
 
