@@ -16,7 +16,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 CONFIG_FIELDS = (
     "policy", "cache", "page_size", "prefetch", "sched", "device", "layers", "queue_depth",
     "max_request", "replay", "think", "processes", "write_policy", "dirty_expire",
-    "flush_interval", "file_sizes", "seed",
+    "flush_interval", "file_sizes", "seed", "locality",
 )
 
 
@@ -47,7 +47,7 @@ def run(
     *,
     config: Union[None, PathLike, Mapping[str, Any]] = None,
     dump: Optional[Mapping[str, PathLike]] = None,
-    locality: bool = False,
+    locality: Optional[bool] = None,
     format: Optional[str] = None,
     mapping: Optional[str] = None,
     skip_invalid: bool = False,
@@ -62,7 +62,9 @@ def run(
                     device="hdd:st3400620as", cache="64MiB")
 
     ``dump`` maps boundaries (``front``, ``cache``, ``sched``, ``device``) to trace files to
-    write; ``locality=True`` measures locality at the four boundaries. The result has
+    write. Locality (stack and block affinity) is measured at the four boundaries unless
+    ``locality=False`` (or the config's ``locality`` is false); it is under ``locality`` in the
+    result, one report per boundary. The result has
     ``config`` (re-runnable), ``elapsed_ns``, ``device_busy_ns``, ``device_requests``,
     ``hit_ratio`` and the per-layer counters (see docs/timed.md).
     """
@@ -73,5 +75,7 @@ def run(
         if value is not None:
             cfg[key] = str(value) if key in ("cache", "max_request") else value
     dumps = [(str(layer), os.fspath(path)) for layer, path in (dump or {}).items()]
-    out = _core.run_timed(os.fspath(trace), json.dumps(cfg), dumps, locality, format, mapping, skip_invalid)
+    if locality is not None:
+        cfg["locality"] = bool(locality)
+    out = _core.run_timed(os.fspath(trace), json.dumps(cfg), dumps, None, format, mapping, skip_invalid)
     return json.loads(out)

@@ -75,3 +75,34 @@ fn errors_name_the_option_and_create_nothing() {
         assert!(!d.path().join("x.csv").exists(), "{args:?} created the dump");
     }
 }
+
+#[test]
+fn locality_is_measured_by_default_and_can_be_turned_off() {
+    let d = tempfile::tempdir().unwrap();
+    gen(d.path());
+    let o = iostack(&["run", "t.csv", "--cache", "256", "--device", "fixed:1ms", "--json"], d.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["config"]["locality"], true);
+    for b in ["front", "cache", "sched", "device"] {
+        assert!(v["locality"][b]["stack_affinity"]["median"].is_f64(), "{b}");
+        assert!(v["locality"][b]["block_affinity"]["mean"].is_f64(), "{b}");
+    }
+    assert_eq!(v["locality"]["front"]["requests"], 5000);
+    let table = iostack(&["run", "t.csv", "--cache", "256", "--device", "fixed:1ms"], d.path());
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(text.contains("stack affinity mean/median"), "{text}");
+    assert_eq!(text.lines().filter(|l| ["front", "cache", "sched", "device"].iter().any(|b| l.trim_start().starts_with(b) && l.starts_with("   "))).count(), 4, "{text}");
+
+    let off = iostack(&["run", "t.csv", "--cache", "256", "--device", "fixed:1ms", "--no-locality", "--json"], d.path());
+    assert!(off.status.success());
+    let w: serde_json::Value = serde_json::from_slice(&off.stdout).unwrap();
+    assert_eq!(w["config"]["locality"], false);
+    assert!(w["locality"].is_null());
+    assert_eq!(w["cache"], v["cache"]);
+    // The echoed config re-runs without probes.
+    std::fs::write(d.path().join("off.json"), &off.stdout).unwrap();
+    let again = iostack(&["run", "t.csv", "--config", "off.json", "--json"], d.path());
+    assert_eq!(off.stdout, again.stdout);
+    assert!(!String::from_utf8_lossy(&iostack(&["run", "t.csv", "--no-locality"], d.path()).stdout).contains("affinity"));
+}

@@ -2,8 +2,7 @@
 
 use std::path::Path;
 
-use iostack::engine::timed::{self, Boundary, BoundaryObserver, DumpObserver, ProbeObserver, StackConfig};
-use iostack::metrics::{Granularity, ProbeConfig};
+use iostack::engine::timed::{self, Boundary, BoundaryObserver, DumpObserver, StackConfig};
 use iostack::trace::{self, CsvMapping, Format, ReaderOptions};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -14,16 +13,17 @@ fn value_err(e: impl std::fmt::Display) -> PyErr {
 
 /// Replays `trace` through the stack described by `config` (a JSON object with the fields of
 /// the `iostack run` config; missing fields take their defaults) and returns the result as JSON.
-/// `dumps` maps boundaries (front, cache, sched, device) to trace files to write.
+/// `dumps` maps boundaries (front, cache, sched, device) to trace files to write; `locality`,
+/// when given, overrides the config's `locality` (probes at the four boundaries).
 #[pyfunction]
-#[pyo3(signature = (trace, config, dumps=Vec::new(), locality=false, format=None, mapping=None, skip_invalid=false))]
+#[pyo3(signature = (trace, config, dumps=Vec::new(), locality=None, format=None, mapping=None, skip_invalid=false))]
 #[allow(clippy::too_many_arguments)]
 fn run_timed(
     py: Python<'_>,
     trace: String,
     config: String,
     dumps: Vec<(String, String)>,
-    locality: bool,
+    locality: Option<bool>,
     format: Option<String>,
     mapping: Option<String>,
     skip_invalid: bool,
@@ -31,7 +31,10 @@ fn run_timed(
     if trace != "-" && !Path::new(&trace).exists() {
         return Err(PyFileNotFoundError::new_err(format!("{trace}: no such file")));
     }
-    let config = StackConfig::parse(&config, "config").map_err(value_err)?;
+    let mut config = StackConfig::parse(&config, "config").map_err(value_err)?;
+    if let Some(l) = locality {
+        config.locality = l;
+    }
     config.resolve().map_err(value_err)?;
     let format = format.as_deref().map(Format::from_name).transpose().map_err(value_err)?;
     let csv_mapping = mapping.as_deref().map(CsvMapping::parse).transpose().map_err(value_err)?;
@@ -49,12 +52,6 @@ fn run_timed(
                 }
             }
             observers.push((b, Box::new(DumpObserver::create(Path::new(path)).map_err(|e| PyOSError::new_err(e.to_string()))?)));
-        }
-        if locality {
-            for b in Boundary::ALL {
-                let cfg = ProbeConfig { granularity: Granularity::Bytes(config.page_size), ..Default::default() };
-                observers.push((b, Box::new(ProbeObserver::new(cfg))));
-            }
         }
         let path = Path::new(&trace);
         let mut open = || -> Result<Box<dyn trace::TraceReader>, iostack::error::Error> { Ok(trace::open(path, format, &options)?) };

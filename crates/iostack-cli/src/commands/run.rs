@@ -9,8 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use iostack::engine::timed::{self, Boundary, BoundaryObserver, DumpObserver, ProbeObserver, StackConfig, TimedReport};
-use iostack::metrics::ProbeConfig;
+use iostack::engine::timed::{self, Boundary, BoundaryObserver, DumpObserver, StackConfig, TimedReport};
 use iostack::trace::{self, CsvMapping, Format, ReaderOptions};
 
 use crate::Output;
@@ -83,10 +82,13 @@ pub struct Args {
     /// file (iostack CSV; `.bin` for binary), e.g. `--dump device=dev.csv`. Repeatable.
     #[arg(long, value_name = "LAYER=PATH")]
     pub dump: Vec<String>,
-    /// Measure locality (stack/block distance and affinity) at the four boundaries; the reports
-    /// go under `probes` in the result.
-    #[arg(long)]
+    /// Measure locality (stack/block distance and affinity) at the four boundaries (the
+    /// default; the reports go under `locality` in the result).
+    #[arg(long, conflicts_with = "no_locality")]
     pub locality: bool,
+    /// Do not measure locality (config `locality = false`): saves the probes' time and memory.
+    #[arg(long)]
+    pub no_locality: bool,
     /// Print the full result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -136,6 +138,12 @@ pub fn stack_config(args: &Args) -> anyhow::Result<StackConfig> {
     if let Some(v) = &args.file_sizes {
         c.file_sizes = enum_of(v)?;
     }
+    if args.locality {
+        c.locality = true;
+    }
+    if args.no_locality {
+        c.locality = false;
+    }
     c.resolve()?;
     Ok(c)
 }
@@ -171,12 +179,6 @@ pub fn report(args: &Args) -> anyhow::Result<TimedReport> {
             anyhow::bail!("--dump: {} is the trace being read", path.display());
         }
         observers.push((b, Box::new(DumpObserver::create(path)?)));
-    }
-    if args.locality {
-        for b in Boundary::ALL {
-            let cfg = ProbeConfig { granularity: iostack::metrics::Granularity::Bytes(config.page_size), ..Default::default() };
-            observers.push((b, Box::new(ProbeObserver::new(cfg))));
-        }
     }
     let path = args.trace.clone();
     let mut open = || -> Result<Box<dyn trace::TraceReader>, iostack::error::Error> { Ok(trace::open(&path, format, &options)?) };

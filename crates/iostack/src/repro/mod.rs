@@ -6,6 +6,7 @@
 //! knows an answer in advance: the paper's numbers are data to compare with, and the inputs are
 //! parameterised (block numbers, seeds) so that tests can vary them.
 
+pub mod affinity_extremes;
 pub mod dulo_table1;
 pub mod dulo_trends;
 pub mod prefetch_cache;
@@ -128,6 +129,7 @@ pub static REPROS: &[ReproInfo] = &[
     split_experiment::INFO_FIG1,
     split_experiment::INFO_FIG4,
     dulo_trends::INFO,
+    affinity_extremes::INFO,
 ];
 
 /// Looks a reproduction up by name (case-insensitive).

@@ -101,6 +101,11 @@ pub struct StackConfig {
     pub file_sizes: FileSizes,
     /// Seed for randomized components (none of the current ones draws random numbers).
     pub seed: u64,
+    /// Measure locality (stack and block distance, affinity) of the streams crossing the four
+    /// boundaries (front, cache, sched, device), in units of `page_size` (Fox et al. Section 4:
+    /// the difference between boundaries is what each component does to locality). On by
+    /// default; off saves the probes' time and memory.
+    pub locality: bool,
 }
 
 impl Default for StackConfig {
@@ -123,6 +128,7 @@ impl Default for StackConfig {
             flush_interval: "5s".into(),
             file_sizes: FileSizes::Infer,
             seed: 0,
+            locality: true,
         }
     }
 }

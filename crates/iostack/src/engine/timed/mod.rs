@@ -26,12 +26,13 @@ mod report;
 
 pub use config::{FileSizes, Processes, Replay, Resolved, StackConfig, Think, WritePolicy};
 pub use engine::{Boundary, BoundaryObserver};
-pub use observers::{DumpObserver, ProbeObserver};
-pub use report::{CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, SchedCounts, TimedReport};
+pub use observers::{DumpObserver, ProbeObserver, SharedProbe};
+pub use report::{BoundaryLocality, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, SchedCounts, TimedReport};
 
 use crate::device::Device;
 use crate::error::{ConfigError, Error};
 use crate::layer::Layer;
+use crate::metrics::{Granularity, ProbeConfig};
 use crate::trace::TraceReader;
 use engine::{Engine, EngineSettings};
 
@@ -39,6 +40,9 @@ use engine::{Engine, EngineSettings};
 pub struct TimedRun {
     config: StackConfig,
     engine: Engine,
+    /// The locality probes `config.locality` installed, by boundary (shared with the engine's
+    /// observer list, which notifies them).
+    probes: Option<[SharedProbe; 4]>,
 }
 
 impl TimedRun {
@@ -79,8 +83,15 @@ impl TimedRun {
             processes: config.processes,
             resolved,
         };
-        let engine = Engine::new(settings, policy, prefetcher, sched, layers, device);
-        Ok(TimedRun { config: config.clone(), engine })
+        let mut engine = Engine::new(settings, policy, prefetcher, sched, layers, device);
+        let probes = config.locality.then(|| {
+            Boundary::ALL.map(|b| {
+                let probe = SharedProbe::new(ProbeConfig { granularity: Granularity::Bytes(config.page_size), ..Default::default() });
+                engine.add_observer(b, Box::new(probe.clone()));
+                probe
+            })
+        });
+        Ok(TimedRun { config: config.clone(), engine, probes })
     }
 
     /// Observes the stream crossing `boundary` (locality probes, dumps).
@@ -123,6 +134,12 @@ impl TimedRun {
         self.engine.run(reader)?;
         let e = &mut self.engine;
         let mut probes = std::collections::BTreeMap::new();
+        let locality = self.probes.as_ref().map(|[front, cache, sched, device]| BoundaryLocality {
+            front: front.report(),
+            cache: cache.report(),
+            sched: sched.report(),
+            device: device.report(),
+        });
         for (b, o) in e.observers.iter_mut() {
             let v = o.finish().map_err(|m| Error::Io(std::io::Error::other(format!("{} boundary: {m}", b.name()))))?;
             if !v.is_null() {
@@ -155,6 +172,7 @@ impl TimedRun {
             device: c.device.clone(),
             response: c.response.summary(),
             processes: e.process_reports(),
+            locality,
             probes,
             skipped: e.skipped,
         })

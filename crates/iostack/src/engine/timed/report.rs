@@ -19,6 +19,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::Boundary;
+use crate::metrics::LocalityReport;
+
 /// A histogram of non-negative integers with 512 sub-buckets per power of two (1024 below 2048).
 #[derive(Debug, Clone)]
 pub struct LogHistogram {
@@ -241,11 +244,43 @@ pub struct TimedReport {
     pub device: DeviceCounts,
     pub response: Percentiles,
     pub processes: Vec<ProcessReport>,
-    /// Locality measured at the boundaries (front, cache, sched, device) when probes were set.
+    /// Locality of the stream crossing each boundary (`null` with `locality = false`).
+    #[serde(default)]
+    pub locality: Option<BoundaryLocality>,
+    /// What observers added to the run (dumps, custom probes) reported, by boundary.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub probes: BTreeMap<String, serde_json::Value>,
     /// Trace lines or records skipped as invalid.
     pub skipped: u64,
+}
+
+/// The locality reports of the four boundaries, top of the stack first: the requests the
+/// processes issue (`front`), those leaving the page cache (`cache`: misses, prefetches,
+/// write-backs), those the scheduler dispatches after merging (`sched`), and those reaching the
+/// device after the disk-side layers (`device`). A boundary nothing crossed reports zero
+/// references and `null` affinities.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BoundaryLocality {
+    pub front: LocalityReport,
+    pub cache: LocalityReport,
+    pub sched: LocalityReport,
+    pub device: LocalityReport,
+}
+
+impl BoundaryLocality {
+    /// The reports with their boundaries, top first.
+    pub fn iter(&self) -> impl Iterator<Item = (Boundary, &LocalityReport)> {
+        [(Boundary::Front, &self.front), (Boundary::Cache, &self.cache), (Boundary::Sched, &self.sched), (Boundary::Device, &self.device)].into_iter()
+    }
+
+    pub fn get(&self, b: Boundary) -> &LocalityReport {
+        match b {
+            Boundary::Front => &self.front,
+            Boundary::Cache => &self.cache,
+            Boundary::Sched => &self.sched,
+            Boundary::Device => &self.device,
+        }
+    }
 }
 
 fn ms(ns: u64) -> String {
@@ -280,6 +315,14 @@ impl TimedReport {
         let r = &self.response;
         let _ = writeln!(s, "response  {} requests: mean {}, p50 {}, p90 {}, p99 {}, max {}", r.count,
             ms(r.mean_ns as u64), ms(r.p50_ns), ms(r.p90_ns), ms(r.p99_ns), ms(r.max_ns));
+        if let Some(l) = &self.locality {
+            let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+            let _ = writeln!(s, "locality  boundary  references  stack affinity mean/median  block affinity mean/median");
+            for (b, r) in l.iter() {
+                let _ = writeln!(s, "          {:<8}  {:>10}  {:>12} / {:<12}  {:>12} / {}", b.name(), r.references,
+                    f(r.stack_affinity.mean), f(r.stack_affinity.median), f(r.block_affinity.mean), f(r.block_affinity.median));
+            }
+        }
         for p in self.processes.iter().take(16) {
             let _ = writeln!(s, "pid {:<6}{} requests, elapsed {}, mean response {}", p.pid, p.requests, ms(p.elapsed_ns), ms(p.mean_response_ns as u64));
         }
