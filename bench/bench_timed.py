@@ -2,7 +2,8 @@
 """Speed of the full timed stack against libCacheSim's miss-ratio-only LRU, on the same trace,
 in the same run.
 
-iostack: ``iostack run`` with Linux readahead + LRU + C-SCAN + HDD (hdd:st3400620as), a
+iostack: ``iostack run --no-locality`` (the locality probes are measurement, not part of the
+stack) with Linux readahead + LRU + C-SCAN + HDD (hdd:st3400620as), a
 discrete-event simulation with device timing. libCacheSim: ``LRU.process_trace`` (miss ratio
 only, no time, no prefetching) through its Python package. Both read the same oracleGeneral
 trace of N one-block (4 KiB) requests from ``iostack gen zipf``; both caches hold 64 MiB.
@@ -34,7 +35,7 @@ def child_cpu() -> float:
 
 def run_iostack(exe: str, trace: str, cache: str) -> tuple[float, float, dict]:
     cmd = [exe, "run", trace, "--policy", "lru", "--prefetch", "linux", "--sched", "cscan",
-           "--device", "hdd:st3400620as", "--cache", cache, "--json"]
+           "--device", "hdd:st3400620as", "--cache", cache, "--no-locality", "--json"]
     c0, t0 = child_cpu(), time.perf_counter()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return time.perf_counter() - t0, child_cpu() - c0, json.loads(out)
