@@ -226,6 +226,11 @@ impl Policy for Arc {
     }
 
     fn insert(&mut self, a: &Access) {
+        // A prefetcher inserts without a `find` first, so the key may still be a ghost; a key is
+        // cached or remembered, never both, so the ghost goes (the index must not hold it twice).
+        if let Some(g) = self.lookup(a.key) {
+            self.forget(g);
+        }
         let list = if self.ghost_hit_now(a) {
             self.last_in_b1 = false;
             self.last_in_b2 = false;
