@@ -190,6 +190,11 @@ impl Policy for Arc {
         }
     }
 
+    #[inline]
+    fn prefetch_index(&self, key: Key) {
+        self.index.prefetch(key);
+    }
+
     fn find(&mut self, a: &Access) -> bool {
         let s = match self.lookup(a.key) {
             Some(s) => s,

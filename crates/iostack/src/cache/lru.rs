@@ -70,6 +70,11 @@ impl Policy for Lru {
     }
 
     #[inline]
+    fn prefetch_index(&self, key: Key) {
+        self.index.prefetch(key);
+    }
+
+    #[inline]
     fn find(&mut self, a: &Access) -> bool {
         let slab = &self.slab;
         match self.index.find(a.key, |s| slab.get(s).key) {
