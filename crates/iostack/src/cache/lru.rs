@@ -75,6 +75,14 @@ impl Policy for Lru {
     }
 
     #[inline]
+    fn prefetch_neighbours(&self, key: Key) {
+        let slab = &self.slab;
+        if let Some(s) = self.index.find(key, |s| slab.get(s).key) {
+            slab.prefetch_neighbours(s);
+        }
+    }
+
+    #[inline]
     fn find(&mut self, a: &Access) -> bool {
         let slab = &self.slab;
         match self.index.find(a.key, |s| slab.get(s).key) {
@@ -99,9 +107,13 @@ impl Policy for Lru {
     fn evict(&mut self, _a: &Access) -> Option<Evicted> {
         let s = self.slab.pop_tail(&mut self.list)?;
         // The next eviction unlinks the new tail, writing to the node before it, which is
-        // cold (least recently used); start loading it now.
-        if let Some(p) = self.list.tail().and_then(|t| self.slab.prev(t)) {
-            self.slab.prefetch(p);
+        // cold (least recently used); start loading it now, and the index cell of the new tail
+        // (whose node the previous eviction loaded) that the next eviction removes.
+        if let Some(t) = self.list.tail() {
+            self.index.prefetch(self.slab.get(t).key);
+            if let Some(p) = self.slab.prev(t) {
+                self.slab.prefetch(p);
+            }
         }
         let e = *self.slab.get(s);
         let slab = &self.slab;

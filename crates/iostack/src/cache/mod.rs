@@ -204,16 +204,24 @@ pub trait Policy: Send {
     #[inline]
     fn prefetch_index(&self, _key: Key) {}
 
+    /// The third stage, issued after `prefetch` and shortly before the reference: start loading
+    /// the entries a hit on `key` will write (its neighbours in its list), now that the index
+    /// cell and the entry are at hand. Same rules as `prefetch`.
+    #[inline]
+    fn prefetch_neighbours(&self, _key: Key) {}
+
     /// `get` of each access of `batch` in order, `hits[i]` set to what `get(&batch[i])` returns
     /// (`hits` is as long as `batch`). Each implementation gets its own copy of this loop, with
     /// `get` and the hints called directly (no dynamic dispatch per reference), and the hints
-    /// issued ahead within the batch: [`Policy::prefetch_index`] eight references ahead,
-    /// [`Policy::prefetch`] four ahead, so that the cache misses of a dozen references overlap.
-    /// Overrides must give the same answers as calling `get` in turn.
+    /// issued ahead within the batch: [`Policy::prefetch_index`] ten references ahead,
+    /// [`Policy::prefetch`] five ahead and [`Policy::prefetch_neighbours`] two ahead, so that
+    /// the cache misses of a dozen references overlap. Overrides must give the same answers as
+    /// calling `get` in turn.
     #[inline]
     fn get_batch(&mut self, batch: &[Access], hits: &mut [bool]) {
-        const INDEX_AHEAD: usize = 8;
-        const ENTRY_AHEAD: usize = 4;
+        const INDEX_AHEAD: usize = 10;
+        const ENTRY_AHEAD: usize = 5;
+        const NEIGHBOURS_AHEAD: usize = 2;
         assert_eq!(batch.len(), hits.len());
         for a in batch.iter().take(INDEX_AHEAD) {
             self.prefetch_index(a.key);
@@ -224,6 +232,9 @@ pub trait Policy: Send {
             }
             if let Some(n) = batch.get(i + ENTRY_AHEAD) {
                 self.prefetch(n.key);
+            }
+            if let Some(n) = batch.get(i + NEIGHBOURS_AHEAD) {
+                self.prefetch_neighbours(n.key);
             }
             *hit = self.get(a);
         }
