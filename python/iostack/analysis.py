@@ -21,11 +21,15 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Iterable, Optional, Union
-
-import pandas as pd
+from typing import TYPE_CHECKING, Iterable, Optional, Union
 
 from iostack import _core
+
+if TYPE_CHECKING:
+    import pandas as pd
+# pandas (and numpy under it) is imported by the functions that build DataFrames, not here:
+# `import iostack` runs this module, and the `iostack` console command must not pay pandas'
+# import time (about half a second of CPU) before it starts simulating.
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -105,6 +109,8 @@ def _nan(x):
 
 
 def _summary(r: dict) -> pd.DataFrame:
+    import pandas as pd
+
     loc = r["locality"]
     row = {
         "trace": r["trace"],
@@ -143,6 +149,8 @@ def _summary(r: dict) -> pd.DataFrame:
 
 
 def _mrc(r: dict) -> pd.DataFrame:
+    import pandas as pd
+
     df = pd.DataFrame(r["mrc"], columns=["cache_size", "miss_ratio", "misses"])
     if r.get("mrc_requests") is not None:
         df["request_miss_ratio"] = [p["miss_ratio"] for p in r["mrc_requests"]]
@@ -150,6 +158,8 @@ def _mrc(r: dict) -> pd.DataFrame:
 
 
 def _histograms(r: dict) -> pd.DataFrame:
+    import pandas as pd
+
     loc = r["locality"]
     parts = {
         "stack_distance": loc["stack_distance"]["histogram"],
@@ -167,6 +177,8 @@ def _histograms(r: dict) -> pd.DataFrame:
 
 
 def _series(r: dict) -> pd.DataFrame:
+    import pandas as pd
+
     s = r["locality"]["series"]
     df = pd.DataFrame(
         s["points"],

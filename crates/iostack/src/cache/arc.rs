@@ -137,6 +137,22 @@ impl Arc {
     fn drop_ghost(&mut self, list: u8) {
         if let Some(s) = self.lists[list as usize].tail() {
             self.forget(s);
+            self.prefetch_tail(list, true);
+        }
+    }
+
+    /// Hints what the next eviction from `list` touches: the node before its LRU entry and,
+    /// for a ghost list (whose LRU entry is forgotten), that entry's index cell. The LRU node
+    /// itself was hinted by the previous call, so reading its key does not stall.
+    #[inline]
+    fn prefetch_tail(&self, list: u8, index: bool) {
+        if let Some(t) = self.lists[list as usize].tail() {
+            if index {
+                self.index.prefetch(self.slab.get(t).key);
+            }
+            if let Some(p) = self.slab.prev(t) {
+                self.slab.prefetch(p);
+            }
         }
     }
 
@@ -156,6 +172,7 @@ impl Arc {
         let e = *self.slab.get(s);
         let ghost = if e.word.tag() == T1 { B1 } else { B2 };
         self.relist(s, ghost);
+        self.prefetch_tail(e.word.tag(), false);
         Some(Evicted { key: e.key, size: e.word.size() })
     }
 }
@@ -187,6 +204,18 @@ impl Policy for Arc {
     fn prefetch(&self, key: Key) {
         if let Some(s) = self.lookup(key) {
             self.slab.prefetch(s);
+        }
+    }
+
+    #[inline]
+    fn prefetch_index(&self, key: Key) {
+        self.index.prefetch(key);
+    }
+
+    #[inline]
+    fn prefetch_neighbours(&self, key: Key) {
+        if let Some(s) = self.lookup(key) {
+            self.slab.prefetch_neighbours(s);
         }
     }
 

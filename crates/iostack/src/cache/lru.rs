@@ -56,6 +56,16 @@ impl Policy for Lru {
         self.resident.prefetch(key);
     }
 
+    #[inline]
+    fn prefetch_index(&self, key: Key) {
+        self.resident.prefetch_index(key);
+    }
+
+    #[inline]
+    fn prefetch_neighbours(&self, key: Key) {
+        self.resident.prefetch_neighbours(key);
+    }
+
     /// A hit moves the entry to the head. The entry keeps the size it was inserted with, as in
     /// libCacheSim, even if this reference gives another size.
     #[inline]
@@ -78,11 +88,15 @@ impl Policy for Lru {
     fn evict(&mut self, _a: &Access) -> Option<Evicted> {
         let victim = self.list.tail()?;
         // The next eviction unlinks the new tail, writing to the node before it, which is
-        // cold (least recently used); start loading it now. (The victim and the new tail are
-        // read by this eviction's unlink anyway.)
+        // cold (least recently used); start loading it now, and the index cell of the new tail
+        // that the next eviction removes. (The victim and the new tail are read by this
+        // eviction's unlink anyway.)
         let slab = self.resident.slab();
-        if let Some(p) = slab.prev(victim).and_then(|t| slab.prev(t)) {
-            slab.prefetch(p);
+        if let Some(t) = slab.prev(victim) {
+            self.resident.prefetch_index(slab.get(t).key);
+            if let Some(p) = slab.prev(t) {
+                slab.prefetch(p);
+            }
         }
         let e = self.resident.forget(&mut self.list, victim);
         Some(Evicted { key: e.key, size: e.size })

@@ -96,6 +96,20 @@ impl<E: ResidentEntry> ResidentSet<E> {
         }
     }
 
+    /// Asks the CPU to start loading the index cell of `key` (cached or not).
+    #[inline]
+    pub fn prefetch_index(&self, key: Key) {
+        self.index.prefetch(key);
+    }
+
+    /// Asks the CPU to start loading the list neighbours of `key`'s entry, if cached.
+    #[inline]
+    pub fn prefetch_neighbours(&self, key: Key) {
+        if let Some(s) = self.find(key) {
+            self.slab.prefetch_neighbours(s);
+        }
+    }
+
     /// The slab, for reading entries and walking lists.
     #[inline]
     pub fn slab(&self) -> &Slab<E> {

@@ -25,6 +25,7 @@
 //! keys, comes only after three times as many references: amortised O(1) per reference.
 
 use crate::cache::Key;
+use crate::cache::slots::{hash32, Cell, OpenTable};
 
 /// What the distance of a first reference is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -128,84 +129,64 @@ struct Entry<P> {
 
 const EMPTY: u32 = u32::MAX;
 
-/// Open-addressing (linear probing) table of keys. Keys are never removed from a stack, so the
-/// table needs no tombstones; owning it (rather than a general hash map) lets callers prefetch
-/// the cell of a key they will reference soon, which hides the one cache miss a reference to a
-/// cold key costs.
-struct KeyTable<P> {
-    cells: Vec<Entry<P>>,
-    /// 64 - log2(cells.len()): Fibonacci hashing keeps the top bits of `key * phi`.
-    shift: u32,
-    len: usize,
+impl<P: Copy + Default> Cell for Entry<P> {
+    #[inline(always)]
+    fn empty() -> Self {
+        Entry { key: 0, slot: EMPTY, payload: P::default() }
+    }
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.slot == EMPTY
+    }
+    #[inline(always)]
+    fn hash(&self) -> u32 {
+        hash32(self.key)
+    }
 }
 
-const PHI: u64 = 0x9e37_79b9_7f4a_7c15;
+/// Keys of the stack, in the open-addressing table the cache policies' index uses
+/// ([`crate::cache::slots::OpenTable`]). Keys are never removed from a stack; owning the table
+/// (rather than a general hash map) lets callers prefetch the cell of a key they will reference
+/// soon, which hides the one cache miss a reference to a cold key costs.
+struct KeyTable<P> {
+    table: OpenTable<Entry<P>>,
+}
 
 impl<P: Copy + Default> KeyTable<P> {
     fn new() -> Self {
-        let n = 1usize << 10;
-        KeyTable { cells: vec![Entry { key: 0, slot: EMPTY, payload: P::default() }; n], shift: 64 - 10, len: 0 }
+        KeyTable { table: OpenTable::with_bits(10) }
     }
 
     #[inline]
-    fn home(&self, key: Key) -> usize {
-        (key.wrapping_mul(PHI) >> self.shift) as usize
+    fn len(&self) -> usize {
+        self.table.len()
     }
 
     /// Hints the CPU to fetch the cell of `key`.
     #[inline]
     fn prefetch(&self, key: Key) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            let p = self.cells.as_ptr().wrapping_add(self.home(key)) as *const i8;
-            // SAFETY: prefetching is a hint; it never faults, and `home` is within the table.
-            unsafe { std::arch::x86_64::_mm_prefetch(p, std::arch::x86_64::_MM_HINT_T0) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = key;
+        self.table.prefetch(hash32(key));
     }
 
     /// The index of `key`'s cell, inserting it with `slot` when absent (then `true`).
     #[inline]
     fn find_or_insert(&mut self, key: Key, slot: u32) -> (usize, bool) {
-        let mask = self.cells.len() - 1;
-        let mut i = self.home(key);
-        loop {
-            let c = &self.cells[i];
-            if c.slot == EMPTY {
-                break;
-            }
-            if c.key == key {
-                return (i, false);
-            }
-            i = (i + 1) & mask;
+        let h = hash32(key);
+        if let Some(i) = self.table.find(h, |c| c.key == key) {
+            return (i, false);
         }
-        if (self.len + 1) * 4 > self.cells.len() * 3 {
-            self.grow();
-            return self.find_or_insert(key, slot);
-        }
-        self.cells[i] = Entry { key, slot, payload: P::default() };
-        self.len += 1;
+        let i = self.table.vacant(h);
+        self.table.fill(i, Entry { key, slot, payload: P::default() });
         (i, true)
     }
 
-    #[cold]
-    fn grow(&mut self) {
-        let n = self.cells.len() * 2;
-        let old = std::mem::replace(&mut self.cells, vec![Entry { key: 0, slot: EMPTY, payload: P::default() }; n]);
-        self.shift -= 1;
-        let mask = n - 1;
-        for e in old.into_iter().filter(|e| e.slot != EMPTY) {
-            let mut i = self.home(e.key);
-            while self.cells[i].slot != EMPTY {
-                i = (i + 1) & mask;
-            }
-            self.cells[i] = e;
-        }
+    #[inline]
+    fn cell_mut(&mut self, i: usize) -> &mut Entry<P> {
+        self.table.cell_mut(i)
     }
 
     fn entries_mut(&mut self) -> impl Iterator<Item = &mut Entry<P>> {
-        self.cells.iter_mut().filter(|e| e.slot != EMPTY)
+        self.table.cells_mut()
     }
 }
 
@@ -250,7 +231,7 @@ impl<P: Copy + Default> StackDistance<P> {
 
     /// Number of distinct keys referenced so far.
     pub fn distinct(&self) -> u64 {
-        self.map.len as u64
+        self.map.len() as u64
     }
 
     /// Times the time axis was compacted (for tests and diagnostics).
@@ -267,15 +248,15 @@ impl<P: Copy + Default> StackDistance<P> {
         }
         let now = self.now;
         self.now += 1;
-        let live = self.map.len as u32;
+        let live = self.map.len() as u32;
         let w = (now / 64) as usize;
         let (i, inserted) = self.map.find_or_insert(key, now);
         if inserted {
             self.marks[w] |= 1u64 << (now % 64);
             self.fenwick.add(w, 1);
-            return (None, &mut self.map.cells[i].payload);
+            return (None, &mut self.map.cell_mut(i).payload);
         }
-        let st = &mut self.map.cells[i];
+        let st = self.map.cell_mut(i);
         let old = std::mem::replace(&mut st.slot, now);
         let ow = (old / 64) as usize;
         let bit = old % 64;
@@ -304,7 +285,7 @@ impl<P: Copy + Default> StackDistance<P> {
     #[cold]
     fn compact(&mut self) {
         self.compactions += 1;
-        let live = self.map.len;
+        let live = self.map.len();
         let mut before: Vec<u32> = Vec::with_capacity(self.marks.len());
         let mut s = 0u32;
         for &word in &self.marks {
@@ -333,7 +314,7 @@ impl<P: Copy + Default> StackDistance<P> {
 
     /// Bytes of memory held (map, axis, tree).
     pub fn memory_bytes(&self) -> usize {
-        self.map.cells.capacity() * std::mem::size_of::<Entry<P>>() + self.marks.capacity() * 8
+        self.map.table.allocation_size() + self.marks.capacity() * 8
             + self.fenwick.tree.capacity() * 4
     }
 }

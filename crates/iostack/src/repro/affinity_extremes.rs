@@ -116,7 +116,7 @@ impl ExtremesConfig {
             arrival: Arrival::Poisson { mean_ns: self.mean_interarrival_ns },
             ..Default::default()
         };
-        let data = read_all(&mut workload::build(case, &common, GenParams::default())?)?;
+        let data = read_all(&mut *workload::build(case, &common, GenParams::default())?)?;
         let per_file = file_blocks * 4096;
         let base = self.inode_table_blocks * 4096;
         let mut out = Vec::with_capacity(data.len() * 2);
