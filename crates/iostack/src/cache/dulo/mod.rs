@@ -56,6 +56,10 @@
 //! (Table I) instead follows GreedyDual-Size to the letter: a hit restores its sequence's
 //! H = L + 1/size. That is `hits=gds`; there a hit in the staging section moves the block to the
 //! top of the correlation buffer, as LRU would.
+//! Section 3.4 flags every hit alike, so a block brought in by prefetching and then referenced
+//! once is young and gets its second chance; the paper's algorithm has no two-step activation
+//! (Linux's PG_referenced two-step, under which such a page is not hot, is the `linux` core's
+//! behaviour and so `dulo-linux`'s, Section 4.1).
 //!
 //! Parameters (Section 4.2 and 4.6). The paper's machine had 512 MB of memory, a 4 MB bank and a
 //! 64 MB eviction section; scaled to a cache of C blocks the defaults are `bank` = C/128 (at least

@@ -69,6 +69,22 @@ struct Sequence {
     heap_pos: u32,
 }
 
+/// A heap entry: a sequence and a copy of its ordering key (H, admission order); `order` is
+/// unique, so the order is total and the heap's shape is independent of how keys are stored.
+#[derive(Debug, Clone, Copy)]
+struct HeapEntry {
+    h: f64,
+    order: u64,
+    seq: u32,
+}
+
+impl HeapEntry {
+    #[inline]
+    fn lt(&self, other: &HeapEntry) -> bool {
+        self.h.total_cmp(&other.h).then(self.order.cmp(&other.order)).is_lt()
+    }
+}
+
 /// Counters the stack keeps about itself.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct StackStats {
@@ -93,7 +109,9 @@ pub struct DuloStack {
     bank: List,
     seqs: Vec<Sequence>,
     free_seqs: Vec<u32>,
-    heap: Vec<u32>,
+    /// The eviction section's sequences as a min-heap on (H, order), keys held inline so that
+    /// sifting compares heap entries without visiting the sequences themselves.
+    heap: Vec<HeapEntry>,
     evict_blocks: usize,
     /// GreedyDual-Size inflation value L.
     inflation: f64,
@@ -164,7 +182,7 @@ impl DuloStack {
     /// The eviction section from bottom (next victim) to top: each sequence's H and its keys
     /// in LBN order. For inspection and tests; allocates.
     pub fn eviction_order(&self) -> Vec<(f64, Vec<Key>)> {
-        let mut seqs: Vec<u32> = self.heap.clone();
+        let mut seqs: Vec<u32> = self.heap.iter().map(|e| e.seq).collect();
         seqs.sort_by(|&a, &b| self.cmp_seq(a, b));
         seqs.iter()
             .map(|&s| (self.seqs[s as usize].h, self.blocks.iter(&self.seqs[s as usize].blocks).map(|(_, b)| b.key).collect()))
@@ -348,7 +366,8 @@ impl DuloStack {
         }
         self.set_h(seq, size);
         let pos = self.heap.len();
-        self.heap.push(seq);
+        let s = &self.seqs[seq as usize];
+        self.heap.push(HeapEntry { h: s.h, order: s.order, seq });
         self.seqs[seq as usize].heap_pos = pos as u32;
         self.sift_up(pos);
     }
@@ -380,7 +399,7 @@ impl DuloStack {
                 self.refill();
                 debug_assert!(!self.heap.is_empty());
             }
-            let seq = self.heap[0];
+            let seq = self.heap[0].seq;
             let slot = self.seqs[seq as usize].blocks.head().expect("sequences are never empty");
             self.unlink_from_sequence(slot);
             if self.cfg.hits == HitMode::Clock && self.blocks.get(slot).referenced {
@@ -430,6 +449,9 @@ impl DuloStack {
                         let size = self.seqs[b.seq as usize].blocks.len();
                         self.set_h(b.seq, size);
                         let pos = self.seqs[b.seq as usize].heap_pos as usize;
+                        let s = &self.seqs[b.seq as usize];
+                        self.heap[pos].h = s.h;
+                        self.heap[pos].order = s.order;
                         self.sift_down(pos);
                         self.sift_up(self.seqs[b.seq as usize].heap_pos as usize);
                     }
@@ -478,7 +500,8 @@ impl DuloStack {
         self.map.allocation_size()
             + self.blocks.allocated_bytes()
             + self.seqs.capacity() * std::mem::size_of::<Sequence>()
-            + (self.free_seqs.capacity() + self.heap.capacity()) * 4
+            + self.free_seqs.capacity() * 4
+            + self.heap.capacity() * std::mem::size_of::<HeapEntry>()
             + self.scratch.capacity() * std::mem::size_of::<(Key, Slot)>()
             + self.table.allocated_bytes()
     }
@@ -492,14 +515,14 @@ impl DuloStack {
 
     fn swap(&mut self, i: usize, j: usize) {
         self.heap.swap(i, j);
-        self.seqs[self.heap[i] as usize].heap_pos = i as u32;
-        self.seqs[self.heap[j] as usize].heap_pos = j as u32;
+        self.seqs[self.heap[i].seq as usize].heap_pos = i as u32;
+        self.seqs[self.heap[j].seq as usize].heap_pos = j as u32;
     }
 
     fn sift_up(&mut self, mut i: usize) {
         while i > 0 {
             let p = (i - 1) / 2;
-            if self.cmp_seq(self.heap[i], self.heap[p]).is_lt() {
+            if self.heap[i].lt(&self.heap[p]) {
                 self.swap(i, p);
                 i = p;
             } else {
@@ -513,10 +536,10 @@ impl DuloStack {
         loop {
             let (l, r) = (2 * i + 1, 2 * i + 2);
             let mut m = i;
-            if l < n && self.cmp_seq(self.heap[l], self.heap[m]).is_lt() {
+            if l < n && self.heap[l].lt(&self.heap[m]) {
                 m = l;
             }
-            if r < n && self.cmp_seq(self.heap[r], self.heap[m]).is_lt() {
+            if r < n && self.heap[r].lt(&self.heap[m]) {
                 m = r;
             }
             if m == i {
@@ -532,7 +555,7 @@ impl DuloStack {
         if pos != last {
             self.swap(pos, last);
         }
-        let seq = self.heap.pop().unwrap();
+        let seq = self.heap.pop().unwrap().seq;
         self.seqs[seq as usize].heap_pos = u32::MAX;
         if pos < self.heap.len() {
             self.sift_down(pos);
