@@ -1,6 +1,6 @@
 """Speed of iostack's miss-ratio simulation against libCacheSim, side by side, in one run.
 
-    python bench/bench_sim.py [--repeat N] [--requests N]
+    python bench/bench_sim.py [--repeat N] [--requests N] [--no-csv | --csv-only]
 
 Workload: a Zipf trace (alpha 1.0 over 1,000,000 objects, 10,000,000 requests, seed 7) written by
 `iostack gen` as libCacheSim's oracleGeneral binary and as iostack CSV into bench/out/ (kept
@@ -187,6 +187,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest is kept (default 3)")
     ap.add_argument("--requests", type=int, default=10_000_000)
     ap.add_argument("--no-csv", action="store_true", help="skip the CSV comparison")
+    ap.add_argument("--csv-only", action="store_true",
+                    help="only what the CSV reading figure needs: LRU on the binary and on the CSV trace")
     args = ap.parse_args()
 
     import libcachesim
@@ -203,7 +205,7 @@ def main() -> None:
     results: dict = {}
     for path, is_csv in formats:
         kind = "csv" if is_csv else "oracleGeneral"
-        for policy in POLICIES if not is_csv else ["lru"]:
+        for policy in POLICIES if not (is_csv or args.csv_only) else ["lru"]:
             lcs_r = best(lambda: run_lcs(path, policy, is_csv), args.repeat)
             py_r = best(lambda: run_py(path, policy, is_csv), args.repeat)
             cli_r = best(lambda: run_cli(path, policy, is_csv), args.repeat)
@@ -225,7 +227,7 @@ def main() -> None:
     for kind, policy, l, p, c, _ in rows:
         print(f"{kind:<14}{policy:<7}libCacheSim reader construction {l['reader_init'] * 1e3:.2f} ms; "
               f"iostack metadata {p['meta']:.1f} B per cached object; iostack CLI peak RSS {c['rss_mib']:.1f} MiB")
-    mem = memory_breakdown(binary)
+    mem = None if args.csv_only else memory_breakdown(binary)
     if mem:
         print(f"iostack CLI (LRU, oracleGeneral) peak RSS split: {mem[0]:.1f} MiB anonymous, {mem[1]:.1f} MiB file-backed "
               f"(the memory-mapped trace, {binary.stat().st_size / 2**20:.0f} MiB on disk, and program code)")

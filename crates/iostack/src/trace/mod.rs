@@ -355,6 +355,23 @@ pub trait TraceReader: Send {
     fn path(&self) -> &Path;
 }
 
+/// A boxed reader is a reader, so `&mut Box<dyn TraceReader>` can be passed where a reader is
+/// expected.
+impl<R: TraceReader + ?Sized> TraceReader for Box<R> {
+    fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
+        (**self).next_request()
+    }
+    fn read_batch(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        (**self).read_batch(buf, max)
+    }
+    fn skipped(&self) -> u64 {
+        (**self).skipped()
+    }
+    fn path(&self) -> &Path {
+        (**self).path()
+    }
+}
+
 /// A reader over requests already in memory (tests, generated workloads, Python arrays).
 pub struct VecReader {
     requests: std::vec::IntoIter<Request>,

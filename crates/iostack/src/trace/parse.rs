@@ -92,6 +92,27 @@ pub fn parse_u64(s: &[u8]) -> Option<u64> {
     Some(v)
 }
 
+/// The run of up to 19 decimal digits at the start of `s` (which cannot overflow a u64) and its
+/// length (0 when `s` does not start with a digit); `None` when the run is longer (left to the
+/// checked parser).
+#[inline(always)]
+pub fn leading_digits(s: &[u8]) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    let mut i = 0;
+    while let Some(&c) = s.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        if i == 19 {
+            return None;
+        }
+        v = v * 10 + d as u64;
+        i += 1;
+    }
+    Some((v, i))
+}
+
 /// A decimal signed integer.
 #[inline]
 pub fn parse_i64(s: &[u8]) -> Option<i64> {
@@ -274,6 +295,21 @@ pub trait LineParser: Send {
     fn finish(&mut self) -> Option<String> {
         None
     }
+
+    /// Whether the parser has a [`LineParser::parse_plain`] fast path. A parser that has one
+    /// never owes [`LineParser::pending`] requests.
+    const PLAIN_FAST_PATH: bool = false;
+
+    /// The fast path: decodes the line at the start of `buf` when it has the format's plain
+    /// shape (no blanks, quotes, empty fields or other rarities; numbers that cannot overflow),
+    /// returning the request and the bytes the line takes with its `\n` or `\r\n`. Returns
+    /// `None` for anything else (an unusual or invalid line, a header, a line that does not end
+    /// within `buf`), and [`LineParser::parse`] then decides the line, with its exact errors.
+    /// Must give the same request as `parse` for every line it accepts.
+    #[inline]
+    fn parse_plain(&mut self, _buf: &[u8]) -> Option<(Request, usize)> {
+        None
+    }
 }
 
 /// A text trace: lines from a [`Source`] decoded by a [`LineParser`].
@@ -343,7 +379,31 @@ impl<P: LineParser> TraceReader for TextReader<P> {
 
     fn read_batch(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
         let mut n = 0;
+        buf.reserve(max.min(1 << 16));
         while n < max {
+            // Plain lines are decoded in a run straight from the buffered bytes; the first line
+            // (byte-order mark, header) and every line the fast path declines go one at a time
+            // through `next`, which keeps all the checks and messages.
+            if P::PLAIN_FAST_PATH && self.line_no > 0 && !self.done {
+                let data = self.source.buffered();
+                let mut used = 0;
+                let start = n;
+                while n < max {
+                    match self.parser.parse_plain(&data[used..]) {
+                        Some((r, len)) => {
+                            buf.push(r);
+                            used += len;
+                            n += 1;
+                        }
+                        None => break,
+                    }
+                }
+                self.source.consume(used);
+                self.line_no += (n - start) as u64;
+                if n == max {
+                    break;
+                }
+            }
             match self.next()? {
                 Some(r) => {
                     buf.push(r);

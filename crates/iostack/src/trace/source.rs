@@ -357,6 +357,13 @@ impl Source {
         Ok(Records::Some(&self.buf()[self.pos..self.pos + whole]))
     }
 
+    /// The buffered bytes not yet read (for parsers that decode several lines in one go and
+    /// then [`Source::consume`] them). A streamed source may end this window mid-line.
+    #[inline]
+    pub fn buffered(&self) -> &[u8] {
+        &self.buf()[self.pos..self.end]
+    }
+
     /// Marks `n` buffered bytes as read.
     #[inline]
     pub fn consume(&mut self, n: usize) {
