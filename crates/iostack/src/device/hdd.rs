@@ -456,14 +456,7 @@ pub struct Hdd {
 
 impl Hdd {
     pub fn from_spec(mut s: Spec) -> Result<Hdd, ConfigError> {
-        let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
-        let preset = s.preset.clone().ok_or_else(|| {
-            ConfigError::new("--device", format!("`{}` names no preset; valid: {}", s.text, names.join(", ")))
-        })?;
-        let mut p = match PRESETS.iter().find(|(n, _)| *n == preset) {
-            Some((_, f)) => f(),
-            None => return Err(ConfigError::unknown("--device", "hdd preset", &preset, &names)),
-        };
+        let mut p = s.preset_params("hdd", PRESETS)?;
         p.capacity_bytes = s.bytes("capacity", p.capacity_bytes)?;
         p.rpm = s.f64("rpm", p.rpm)?;
         p.seek_t2t_ms = s.duration_ns("seek_t2t", p.seek_t2t_ms * 1e6)? / 1e6;

@@ -130,6 +130,19 @@ pub struct Spec {
 }
 
 impl Spec {
+    /// The parameters of the preset this spec names, from a model's `(name, constructor)` list;
+    /// a missing or unknown preset lists the valid ones.
+    pub fn preset_params<P>(&self, model: &str, presets: &[(&str, fn() -> P)]) -> Result<P, ConfigError> {
+        let names: Vec<&str> = presets.iter().map(|(n, _)| *n).collect();
+        let preset = self.preset.as_deref().ok_or_else(|| {
+            ConfigError::new("--device", format!("`{}` names no preset; valid: {}", self.text, names.join(", ")))
+        })?;
+        match presets.iter().find(|(n, _)| *n == preset) {
+            Some((_, f)) => Ok(f()),
+            None => Err(ConfigError::unknown("--device", &format!("{model} preset"), preset, &names)),
+        }
+    }
+
     pub fn parse(text: &str) -> Result<Spec, ConfigError> {
         let t = text.trim();
         let (model, rest) = t.split_once(':').unwrap_or((t, ""));

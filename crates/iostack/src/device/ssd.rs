@@ -97,14 +97,7 @@ pub struct Ssd {
 
 impl Ssd {
     pub fn from_spec(mut s: Spec) -> Result<Ssd, ConfigError> {
-        let names: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
-        let preset = s.preset.clone().ok_or_else(|| {
-            ConfigError::new("--device", format!("`{}` names no preset; valid: {}", s.text, names.join(", ")))
-        })?;
-        let mut p = match PRESETS.iter().find(|(n, _)| *n == preset) {
-            Some((_, f)) => f(),
-            None => return Err(ConfigError::unknown("--device", "ssd preset", &preset, &names)),
-        };
+        let mut p = s.preset_params("ssd", PRESETS)?;
         p.capacity_bytes = s.bytes("capacity", p.capacity_bytes)?;
         p.page_bytes = s.bytes("page", p.page_bytes)?;
         p.channels = s.u64("channels", p.channels as u64)?.min(4096) as u32;
