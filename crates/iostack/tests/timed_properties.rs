@@ -127,7 +127,7 @@ fn run(c: &Case) -> (TimedReport, Vec<(u64, u64, u64)>, Vec<(u64, u64)>) {
     let dev = Recording { inner: iostack::device::build(&c.config.device).unwrap(), reads: reads.clone() };
     let mut run = TimedRun::with_device(&c.config, Box::new(dev)).unwrap();
     run.observe(Boundary::Cache, Box::new(Issues(issues.clone())));
-    if run.wants_extents() {
+    if run.wants_extents(true) {
         run.scan_extents(&mut VecReader::new(c.requests.clone())).unwrap();
     }
     let rep = run.run(&mut VecReader::new(c.requests.clone())).unwrap();

@@ -537,6 +537,10 @@ impl Policy for Lirs {
         rec.resident
     }
 
+    fn has_side_evictions(&self) -> bool {
+        true
+    }
+
     fn drain_side_evictions(&mut self, out: &mut Vec<Evicted>) {
         out.append(&mut self.dropped);
     }

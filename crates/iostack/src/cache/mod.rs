@@ -172,6 +172,13 @@ pub trait Policy: Send {
         let _ = out;
     }
 
+    /// Whether this policy ever drops entries outside `evict` (and so hands any over through
+    /// [`Policy::drain_side_evictions`]). A caller may skip the drains of a policy answering
+    /// `false`, which MUST then hand over nothing, ever. Constant for the policy's life.
+    fn has_side_evictions(&self) -> bool {
+        false
+    }
+
     /// One cache reference with libCacheSim's semantics: a hit updates metadata; a miss inserts
     /// the object after evicting as needed, unless it is larger than the whole cache (or, for a
     /// policy that overrides `get`, than the part of the cache it would go into).

@@ -214,6 +214,10 @@ impl Policy for Slru {
         hit
     }
 
+    fn has_side_evictions(&self) -> bool {
+        true
+    }
+
     fn drain_side_evictions(&mut self, out: &mut Vec<Evicted>) {
         out.append(&mut self.side);
     }

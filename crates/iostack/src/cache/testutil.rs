@@ -172,6 +172,7 @@ pub fn track_residency(p: &mut dyn Policy, steps: &[Step]) {
     let mut drain = |p: &mut dyn Policy, resident: &mut KeyMap<u64>, i: usize, after: &str| {
         drained.clear();
         p.drain_side_evictions(&mut drained);
+        assert!(drained.is_empty() || p.has_side_evictions(), "{name}: step {i}: side evictions from a policy that says it has none");
         for &v in &drained {
             forget(&name, resident, v, &format!("{after} side-evicted"), i);
         }

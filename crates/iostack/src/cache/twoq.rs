@@ -241,6 +241,10 @@ impl Policy for TwoQ {
         e.queue != Queue::Out
     }
 
+    fn has_side_evictions(&self) -> bool {
+        true
+    }
+
     fn drain_side_evictions(&mut self, out: &mut Vec<Evicted>) {
         out.append(&mut self.side);
     }

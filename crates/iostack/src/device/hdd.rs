@@ -302,7 +302,15 @@ pub struct SeekCurve {
 #[inline]
 fn fract(x: f64) -> f64 {
     debug_assert!((0.0..9.2e18).contains(&x));
-    x - (x as u64) as f64
+    x - (x as i64) as f64
+}
+
+/// `x as f64` for a count below 2^63 (sectors, cylinders, ns): the same value, converted through
+/// `i64`, which baseline x86-64 does in one instruction (the `u64` conversion takes several).
+#[inline]
+fn to_f64(x: u64) -> f64 {
+    debug_assert!(x < 1 << 63);
+    x as i64 as f64
 }
 
 impl SeekCurve {
@@ -310,7 +318,7 @@ impl SeekCurve {
         if d == 0 {
             return 0.0;
         }
-        let x = d as f64;
+        let x = to_f64(d);
         if x <= self.knee {
             self.t2t_ns + self.a * (x - 1.0).sqrt()
         } else {
@@ -594,8 +602,8 @@ impl Hdd {
         // `track / surfaces`, which `locate` already computed.
         let cyl_local = place.cyl - z.first_cyl;
         let switches = place.track - cyl_local;
-        let skew = cyl_local as f64 * z.cyl_skew + switches as f64 * z.head_skew;
-        fract(skew + place.sector as f64 / z.spt as f64)
+        let skew = to_f64(cyl_local) * z.cyl_skew + to_f64(switches) * z.head_skew;
+        fract(skew + to_f64(place.sector) / to_f64(z.spt))
     }
 
     /// Moves the head from `pos` at time `t` over sectors `[from, to)`, calling `chunk(lba, n,
@@ -636,7 +644,7 @@ impl Hdd {
             if !chunk(lba, n, t, z.sector_ns, pos) {
                 return (t, pos);
             }
-            t += n as f64 * z.sector_ns;
+            t += to_f64(n) * z.sector_ns;
             lba += n;
         }
         (t, pos)
@@ -650,7 +658,7 @@ impl Hdd {
         let mut ready = bg.t0;
         self.walk(bg.pos0, bg.t0, bg.from, bg.to, |lba, n, ts, sn, _| {
             if x <= lba + n {
-                ready = ts + (x - lba) as f64 * sn;
+                ready = ts + to_f64(x - lba) * sn;
                 false
             } else {
                 true
@@ -690,8 +698,9 @@ impl Hdd {
         let mut at = bg.pos0;
         let (_, end_pos) = self.walk(bg.pos0, bg.t0, bg.from, bg.to, |lba, n, ts, sn, head| {
             at = head;
-            if t < ts + n as f64 * sn {
-                reached = if t <= ts { lba } else { lba + ((t - ts) / sn) as u64 };
+            if t < ts + to_f64(n) * sn {
+                // (t - ts) / sn is below n here: the i64 conversion truncates as u64's would.
+                reached = if t <= ts { lba } else { lba + ((t - ts) / sn) as i64 as u64 };
                 false
             } else {
                 true
@@ -706,17 +715,33 @@ impl Hdd {
         self.segments[seg].last_use = self.use_clock;
     }
 
+    /// The segment to reuse: the first invalid one, else the least recently used. Written
+    /// without data-dependent branches (an invalid segment counts as used at time 0; valid ones
+    /// have distinct times of at least 1), since it runs on every miss.
     fn lru_segment(&self) -> usize {
-        let mut best = 0;
+        let (mut best, mut best_use) = (0, u64::MAX);
         for (i, s) in self.segments.iter().enumerate() {
-            if !s.valid {
-                return i;
-            }
-            if s.last_use < self.segments[best].last_use {
-                best = i;
-            }
+            let used = if s.valid { s.last_use } else { 0 };
+            let older = used < best_use;
+            best = if older { i } else { best };
+            best_use = if older { used } else { best_use };
         }
         best
+    }
+
+    /// The first valid segment holding all of `[a, b)`. Branch-free over the segments (each
+    /// comparison is as likely true as false for random reads, so branches would mispredict).
+    #[inline]
+    fn segment_holding(&self, a: u64, b: u64) -> Option<usize> {
+        if self.segments.len() > 64 {
+            return self.segments.iter().position(|s| s.valid & (s.start <= a) & (b <= s.end));
+        }
+        let mut mask = 0u64;
+        for (i, s) in self.segments.iter().enumerate() {
+            let holds = s.valid & (s.start <= a) & (b <= s.end);
+            mask |= (holds as u64) << i;
+        }
+        (mask != 0).then(|| mask.trailing_zeros() as usize)
     }
 
     /// Writes `[a, b)` to the media from time `t`; returns the finish time.
@@ -755,7 +780,7 @@ impl Hdd {
     fn read(&mut self, t0: f64, a: u64, b: u64) -> (f64, bool) {
         let n = b - a;
         let t = t0 + self.overhead_ns;
-        let bus = n as f64 * self.interface_ns_per_sector;
+        let bus = to_f64(n) * self.interface_ns_per_sector;
         // Unwritten data in the write cache.
         if self.pending.iter().any(|&(x, y)| x <= a && b <= y) {
             return (t + bus, true);
@@ -771,9 +796,7 @@ impl Hdd {
             }
         }
         // A segment holding the data.
-        // `&`, not `&&`: three comparisons and one well-predicted branch per segment, instead of
-        // three data-dependent branches (this scan runs on every read).
-        if let Some(i) = self.segments.iter().position(|s| s.valid & (s.start <= a) & (b <= s.end)) {
+        if let Some(i) = self.segment_holding(a, b) {
             if self.bg.map(|bg| bg.seg) != Some(i) {
                 self.stop_bg(t);
             }
@@ -836,9 +859,11 @@ impl Device for Hdd {
 
     fn service(&mut self, req: &DeviceRequest, now_ns: u64) -> Service {
         let start = now_ns.max(self.busy_until);
-        let a = req.sector % self.capacity;
+        // Requests beyond the end wrap around (a model of any address space); the check spares
+        // the 64-bit division for the requests that fit.
+        let a = if req.sector < self.capacity { req.sector } else { req.sector % self.capacity };
         let b = (a + req.sectors.max(1)).min(self.capacity);
-        let mut t = start as f64;
+        let mut t = to_f64(start);
         // Idle time before this request: destage the write cache.
         if !self.pending.is_empty() {
             let idle_from = self.busy_until as f64;

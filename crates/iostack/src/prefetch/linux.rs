@@ -34,16 +34,40 @@ pub const INFO: PrefetcherInfo = PrefetcherInfo {
     },
 };
 
-type StateMap = hashbrown::HashMap<(u32, bool, u64), FileRaState, rustc_hash::FxBuildHasher>;
+/// An open file: (process, whether the file is a raw device, file or device id).
+type OpenFile = (u32, bool, u64);
 
 pub struct LinuxReadahead {
     ra: Readahead,
-    files: StateMap,
+    /// Index into `states` of each open file.
+    files: hashbrown::HashMap<OpenFile, u32, rustc_hash::FxBuildHasher>,
+    states: Vec<FileRaState>,
+    /// The file of the last access and its state's index: reads come in runs on one file, and
+    /// most accesses only record where the read ended, so this saves a hash lookup on each.
+    last: Option<(OpenFile, u32)>,
 }
 
 impl LinuxReadahead {
     pub fn new(ra: Readahead) -> Self {
-        LinuxReadahead { ra, files: StateMap::default() }
+        LinuxReadahead { ra, files: Default::default(), states: Vec::new(), last: None }
+    }
+
+    /// The state of `file`, opened now if it is new.
+    #[inline(always)]
+    fn state(&mut self, file: OpenFile) -> &mut FileRaState {
+        let i = match self.last {
+            Some((f, i)) if f == file => i,
+            _ => {
+                let next = self.states.len() as u32;
+                let i = *self.files.entry(file).or_insert(next);
+                if i == next {
+                    self.states.push(self.ra.file_state());
+                }
+                self.last = Some((file, i));
+                i
+            }
+        };
+        &mut self.states[i as usize]
     }
 }
 
@@ -87,15 +111,14 @@ impl Prefetcher for LinuxReadahead {
         if a.hit && !a.marker {
             // The common case: nothing to decide, only `prev_pos` at the end of a read.
             if last_page {
-                let ra = self.ra;
-                self.files.entry(key).or_insert_with(|| ra.file_state()).record_read(index, 1);
+                self.state(key).record_read(index, 1);
             }
             return;
         }
         let eof = (a.file.size_pages != u64::MAX).then_some(a.file.size_pages);
         let pages = FilePages { a, cache };
         let ra_cfg = self.ra;
-        let ra = self.files.entry(key).or_insert_with(|| ra_cfg.file_state());
+        let ra = self.state(key);
         let window = if a.hit {
             ra_cfg.on_marker_hit(ra, index, a.req_pages, eof, &pages)
         } else {

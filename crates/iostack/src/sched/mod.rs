@@ -72,7 +72,8 @@ impl IoRequest {
 /// the blocks of its parts), never merge requests of different direction or device or beyond
 /// the maximum merged size it was built with, and be deterministic. `dispatch` may hold
 /// requests back (answer `None` with requests queued) only if it names, through
-/// [`Scheduler::wake_at`], a time at which it will dispatch them without further input.
+/// [`Scheduler::wake_at`], a time at which it will dispatch them without further input. With
+/// nothing queued (`queued() == 0`) `dispatch` answers `None`, and the engine does not ask.
 pub trait Scheduler: Send {
     /// Name with parameters, e.g. `batch:b=16`.
     fn name(&self) -> String;

@@ -96,6 +96,7 @@ pub struct BinDecoder;
 
 impl RecordDecoder for BinDecoder {
     const SIZE: usize = RECORD_SIZE;
+    const CARRIES_FILES: bool = true;
     #[inline]
     fn decode(&mut self, rec: &[u8], _record_no: u64) -> Result<Option<Request>, FieldError> {
         let flags = le_u32(rec, 28);

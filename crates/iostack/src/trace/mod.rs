@@ -351,6 +351,13 @@ pub trait TraceReader: Send {
         0
     }
 
+    /// Whether requests of this trace can name a file (`Request::file`). `false` is a promise
+    /// that none does, which lets a caller skip work that only files need (the timed stack's
+    /// first pass over the trace, for example); when in doubt, `true`.
+    fn carries_files(&self) -> bool {
+        true
+    }
+
     /// The file being read, for messages.
     fn path(&self) -> &Path;
 }
@@ -366,6 +373,9 @@ impl<R: TraceReader + ?Sized> TraceReader for Box<R> {
     }
     fn skipped(&self) -> u64 {
         (**self).skipped()
+    }
+    fn carries_files(&self) -> bool {
+        (**self).carries_files()
     }
     fn path(&self) -> &Path {
         (**self).path()

@@ -428,6 +428,8 @@ impl<P: LineParser> TraceReader for TextReader<P> {
 pub trait RecordDecoder: Send {
     /// Bytes per record (at most 64).
     const SIZE: usize;
+    /// Whether a record can name a file.
+    const CARRIES_FILES: bool = false;
     /// The request of `rec` (1-based `record_no`), or `None` when the record holds no request
     /// (e.g. a SCSI command that moves no data).
     fn decode(&mut self, rec: &[u8], record_no: u64) -> Result<Option<Request>, FieldError>;
@@ -571,6 +573,9 @@ impl<D: RecordDecoder> TraceReader for RecordReader<D> {
         self.skipped
     }
 
+    fn carries_files(&self) -> bool {
+        D::CARRIES_FILES
+    }
     fn path(&self) -> &Path {
         self.source.path()
     }

@@ -4,7 +4,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::config::{Replay, Resolved, Think};
-use super::report::{CacheCounts, DeviceCounts, FrontCounts, LogHistogram, ProcessReport, SchedCounts, SequenceTracker};
+use super::report::{CacheCounts, DeviceCounts, FrontCounts, LogHistogram, ProcessReport, SchedCounts, SequenceTracker, SizeCounts};
 use crate::cache::{block_key, split_block_key, Access, Evicted, Key, KeyMap, Origin, Policy};
 use crate::device::{Device, DeviceRequest, Service, SECTOR};
 use crate::layer::{Below, Layer};
@@ -152,6 +152,9 @@ pub(crate) struct Counters {
     pub cache: CacheCounts,
     pub sched: SchedCounts,
     pub device: DeviceCounts,
+    /// Device request sizes and sequence sizes while running; folded into `device` at the end.
+    pub request_sizes: SizeCounts,
+    pub sequence_sizes: SizeCounts,
     pub response: LogHistogram,
     pub elapsed_ns: u64,
     pub end_ns: u64,
@@ -160,8 +163,14 @@ pub(crate) struct Counters {
 /// The timed engine. Build it with [`super::TimedRun`]; it is driven by `run`.
 pub struct Engine {
     s: EngineSettings,
+    /// `log2(page_size)` when the page size is a power of two: pages of a byte offset by a
+    /// shift, not a 64-bit division (several per request).
+    page_shift: Option<u32>,
     sectors_per_block: u64,
     policy: Box<dyn Policy>,
+    /// `policy.capacity()` and `policy.has_side_evictions()`, constant for the run.
+    capacity: u64,
+    side_evictions: bool,
     prefetcher: Box<dyn Prefetcher>,
     sched: Box<dyn Scheduler>,
     layers: Vec<Box<dyn Layer>>,
@@ -236,8 +245,11 @@ impl Engine {
     ) -> Engine {
         let device_pages = device.capacity_sectors().map(|sec| sec * SECTOR / s.page_size);
         Engine {
+            page_shift: s.page_size.is_power_of_two().then(|| s.page_size.trailing_zeros()),
             sectors_per_block: s.page_size / SECTOR,
             s,
+            capacity: policy.capacity(),
+            side_evictions: policy.has_side_evictions(),
             policy,
             prefetcher,
             sched,
@@ -285,6 +297,23 @@ impl Engine {
             next_arrival: None,
             skipped: 0,
         }
+    }
+
+    /// The page holding byte `offset`.
+    #[inline]
+    fn page_of(&self, offset: u64) -> u64 {
+        match self.page_shift {
+            Some(k) => offset >> k,
+            None => offset / self.s.page_size,
+        }
+    }
+
+    /// `Request::block_range`, with [`Engine::page_of`].
+    #[inline]
+    fn block_range(&self, r: &Request) -> (u64, u64) {
+        let first = self.page_of(r.offset);
+        let end = if r.length == 0 { first + 1 } else { self.page_of(r.offset + r.length - 1) + 1 };
+        (first, end)
     }
 
     pub(crate) fn policy(&self) -> &dyn Policy {
@@ -367,10 +396,14 @@ impl Engine {
         }
         let mut r = self.batch[self.batch_pos];
         self.batch_pos += 1;
-        // Let the policy start loading the entry a few requests ahead (a memory prefetch only;
-        // no effect on results).
+        // Let the policy start loading the index cell some requests ahead and the entry a few
+        // requests ahead, in two stages so neither stalls (memory prefetches only; no effect on
+        // results).
+        if let Some(ahead) = self.batch.get(self.batch_pos + 8) {
+            self.policy.prefetch_index(block_key(ahead.device, self.page_of(ahead.offset)));
+        }
         if let Some(ahead) = self.batch.get(self.batch_pos + 3) {
-            self.policy.prefetch(block_key(ahead.device, ahead.offset / self.s.page_size));
+            self.policy.prefetch(block_key(ahead.device, self.page_of(ahead.offset)));
         }
         // Trace time relative to the first request, never going back.
         let t0 = *self.t0.get_or_insert(r.time_ns);
@@ -414,16 +447,63 @@ impl Engine {
             }
             let Some(r) = self.next_request(reader)? else { return Ok(()) };
             let p = self.proc_index(&r);
-            let proc = &mut self.procs[p as usize];
-            let first = !proc.started && proc.queue.is_empty();
-            proc.queue.push_back(r);
-            if first {
-                self.push(r.time_ns.max(self.now), Kind::Issue, p);
-            }
+            self.enqueue(p, r);
             if want.is_none() {
                 return Ok(());
             }
         }
+    }
+
+    /// Queues `r` for process `p`; a process met for the first time starts at the request's
+    /// trace time, or now if that has passed.
+    #[inline]
+    fn enqueue(&mut self, p: u32, r: Request) {
+        let proc = &mut self.procs[p as usize];
+        let first = !proc.started && proc.queue.is_empty();
+        proc.queue.push_back(r);
+        if first {
+            self.push(r.time_ns.max(self.now), Kind::Issue, p);
+        }
+    }
+
+    /// Closed loop, after process `p`'s request completed at once (a hit): issues its next
+    /// request here if the event queue would hand that issue back straight away (no other
+    /// event due at or before it), which is what most hits lead to; the event order, and so
+    /// every result, is the same as going through the queue. Returns the request to issue, or
+    /// `None` when the issue was left to the queue (or `p` has no more requests).
+    fn next_issue_inline(&mut self, reader: &mut dyn crate::trace::TraceReader, p: u32) -> InputResult<Option<Request>> {
+        debug_assert_eq!(self.ready, [p]);
+        self.ready.clear();
+        // p's next request: queued already, else the trace's next if it is p's, else what
+        // `fill` finds (queueing the other processes' requests on the way).
+        let next = match self.procs[p as usize].queue.pop_front() {
+            Some(r) => r,
+            None => {
+                let Some(r) = self.next_request(reader)? else { return Ok(None) };
+                let q = self.proc_index(&r);
+                if q == p {
+                    r
+                } else {
+                    self.enqueue(q, r);
+                    self.fill(reader, Some(p))?;
+                    match self.procs[p as usize].queue.pop_front() {
+                        Some(r) => r,
+                        None => return Ok(None),
+                    }
+                }
+            }
+        };
+        let t = self.now + self.think_before(p, &next);
+        let other_due = self.inline.is_some_and(|e| e.time <= t) || self.heap.peek().is_some_and(|Reverse(e)| e.time <= t);
+        if other_due {
+            self.procs[p as usize].queue.push_front(next);
+            self.push_issue(t, p);
+            return Ok(None);
+        }
+        // The sequence number the issue event would have taken.
+        self.seq += 1;
+        self.now = t;
+        Ok(Some(next))
     }
 
     // ----- the run -----
@@ -444,10 +524,17 @@ impl Engine {
             match e.kind {
                 Kind::Issue => {
                     let p = e.arg;
-                    let r = self.procs[p as usize].queue.pop_front().expect("issue with a queued request");
-                    self.start_request(p, r);
-                    // Keep the closed loop fed: the next request of p, if any, is known when p
-                    // completes; reading ahead here keeps processes met later starting on time.
+                    let mut r = self.procs[p as usize].queue.pop_front().expect("issue with a queued request");
+                    loop {
+                        self.start_request(p, r);
+                        if self.s.replay != Replay::Closed || self.ready.len() != 1 {
+                            break;
+                        }
+                        match self.next_issue_inline(reader, p)? {
+                            Some(next) => r = next,
+                            None => break,
+                        }
+                    }
                 }
                 Kind::Arrive => {
                     let r = self.next_arrival.take().expect("arrival");
@@ -480,7 +567,9 @@ impl Engine {
             }
         }
         self.c.end_ns = self.c.end_ns.max(self.c.elapsed_ns);
-        self.seqs.close(&mut self.c.device.sequences);
+        self.seqs.close(&mut self.c.sequence_sizes);
+        self.c.request_sizes.fold_into(&mut self.c.device.sizes);
+        self.c.sequence_sizes.fold_into(&mut self.c.device.sequences);
         // Unused prefetched and dirty blocks left in the cache.
         for (&key, st) in self.blocks.iter() {
             if st.flags & PREFETCHED != 0 {
@@ -522,7 +611,7 @@ impl Engine {
             self.notify(Boundary::Front, &seen);
         }
         let ps = self.s.page_size;
-        let (first, end) = r.block_range(ps);
+        let (first, end) = self.block_range(&r);
         self.c.front.blocks += end - first;
         let pend = self.alloc_pending(Pending { proc: p, issue_ns: self.now, outstanding: 0 });
         if write {
@@ -537,7 +626,7 @@ impl Engine {
                         Some(sz) => sz.div_ceil(ps),
                         None => self.extents.get(&(false, f.id)).copied().unwrap_or(u64::MAX),
                     };
-                    (f.id, false, f.offset / ps, size)
+                    (f.id, false, self.page_of(f.offset), size)
                 }
                 None => (r.device as u64, true, first, self.device_pages.unwrap_or_else(|| {
                     self.extents.get(&(true, r.device as u64)).copied().unwrap_or(u64::MAX)
@@ -741,7 +830,7 @@ impl Engine {
     /// Evicts until one more block fits.
     #[inline]
     fn make_room(&mut self, acc: &Access) {
-        while self.policy.occupied() + 1 > self.policy.capacity() {
+        while self.policy.occupied() + 1 > self.capacity {
             match self.policy.evict(acc) {
                 Some(ev) => {
                     self.evicted(ev.key);
@@ -759,6 +848,9 @@ impl Engine {
     /// the `Policy` contract asks of callers that track residency.
     #[inline]
     fn drain_side(&mut self) {
+        if !self.side_evictions {
+            return;
+        }
         self.policy.drain_side_evictions(&mut self.side_buf);
         if self.side_buf.is_empty() {
             return;
@@ -862,14 +954,19 @@ impl Engine {
 
     /// Closed loop: process `p` completed a request; issue its next one after the think time.
     fn continue_proc(&mut self, p: u32) {
-        let proc = &self.procs[p as usize];
-        let Some(next) = proc.queue.front() else { return };
-        let think = match self.s.resolved.think {
+        let Some(next) = self.procs[p as usize].queue.front() else { return };
+        let think = self.think_before(p, next);
+        self.push_issue(self.now + think, p);
+    }
+
+    /// Think time of process `p` before issuing `next`.
+    #[inline]
+    fn think_before(&self, p: u32, next: &Request) -> u64 {
+        match self.s.resolved.think {
             Think::None => 0,
             Think::Fixed(t) => t,
-            Think::Trace => next.time_ns.saturating_sub(proc.last_trace_ns),
-        };
-        self.push_issue(self.now + think, p);
+            Think::Trace => next.time_ns.saturating_sub(self.procs[p as usize].last_trace_ns),
+        }
     }
 
     // ----- toward the scheduler -----
@@ -943,6 +1040,10 @@ impl Engine {
 
     /// Hands requests to the device while it has room.
     fn kick(&mut self) {
+        // Nothing to hand over (the common case after a hit): skip the scheduler's calls.
+        if self.in_device_count >= self.s.queue_depth || self.sched.queued() == 0 {
+            return;
+        }
         while self.in_device_count < self.s.queue_depth {
             let Some(r) = self.sched.dispatch(self.now) else { break };
             self.c.sched.requests_out += 1;
@@ -1004,8 +1105,8 @@ impl Engine {
             if s.cache_hit {
                 d.cache_hits += 1;
             }
-            *d.sizes.entry(blocks).or_default() += 1;
-            self.seqs.push(q.device, q.op.is_write(), q.sector, q.sectors, blocks, &mut self.c.device.sequences);
+            self.c.request_sizes.add(blocks);
+            self.seqs.push(q.device, q.op.is_write(), q.sector, q.sectors, blocks, &mut self.c.sequence_sizes);
             if self.observe[Boundary::Device as usize] {
                 let r = Request { time_ns: s.start_ns, offset: q.sector * SECTOR, length: q.sectors * SECTOR, pid: 0, device: q.device, op: q.op, file: None };
                 self.notify(Boundary::Device, &r);

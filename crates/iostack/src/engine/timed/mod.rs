@@ -100,9 +100,13 @@ impl TimedRun {
     }
 
     /// Whether the run wants file sizes inferred by a first pass over the trace
-    /// ([`TimedRun::scan_extents`]): with `file_sizes = "infer"` and a prefetcher.
-    pub fn wants_extents(&self) -> bool {
-        self.config.file_sizes == FileSizes::Infer && self.engine.prefetcher().name() != "none"
+    /// ([`TimedRun::scan_extents`]): with `file_sizes = "infer"` and a prefetcher, unless the
+    /// pass could learn nothing, because the trace names no files (`carries_files`) and the
+    /// device's capacity already sizes the raw device.
+    pub fn wants_extents(&self, carries_files: bool) -> bool {
+        self.config.file_sizes == FileSizes::Infer
+            && self.engine.prefetcher().name() != "none"
+            && (carries_files || self.engine.device().capacity_sectors().is_none())
     }
 
     /// First pass: the largest extent accessed in each file (requests with a file but no file
@@ -189,10 +193,12 @@ pub fn run_trace(
     for (b, o) in observers {
         run.observe(b, o);
     }
-    if run.wants_extents() {
-        run.scan_extents(&mut *open()?)?;
+    let mut reader = open()?;
+    if run.wants_extents(reader.carries_files()) {
+        run.scan_extents(&mut *reader)?;
+        reader = open()?;
     }
-    run.run(&mut *open()?)
+    run.run(&mut *reader)
 }
 
 /// Builds the device a spec names (`iostack devices`).

@@ -192,6 +192,45 @@ pub struct ProcessReport {
     pub max_response_ns: u64,
 }
 
+/// A count per size in blocks, kept while the run goes on: sizes up to [`Self::DENSE`] in an
+/// array (one add per device request, no map operation), larger ones in a map. Folded into the
+/// report's `BTreeMap` at the end.
+#[derive(Debug, Clone)]
+pub(crate) struct SizeCounts {
+    dense: Vec<u64>,
+    sparse: BTreeMap<u64, u64>,
+}
+
+impl Default for SizeCounts {
+    fn default() -> Self {
+        SizeCounts { dense: vec![0; Self::DENSE as usize], sparse: BTreeMap::new() }
+    }
+}
+
+impl SizeCounts {
+    const DENSE: u64 = 1024;
+
+    #[inline]
+    pub fn add(&mut self, size: u64) {
+        match self.dense.get_mut(size as usize) {
+            Some(n) => *n += 1,
+            None => *self.sparse.entry(size).or_default() += 1,
+        }
+    }
+
+    /// Adds every count into `out`.
+    pub fn fold_into(&self, out: &mut BTreeMap<u64, u64>) {
+        for (size, &n) in self.dense.iter().enumerate() {
+            if n > 0 {
+                *out.entry(size as u64).or_default() += n;
+            }
+        }
+        for (&size, &n) in &self.sparse {
+            *out.entry(size).or_default() += n;
+        }
+    }
+}
+
 /// Tracks DULO sequences over the served request stream.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SequenceTracker {
@@ -201,7 +240,7 @@ pub(crate) struct SequenceTracker {
 
 impl SequenceTracker {
     #[inline]
-    pub fn push(&mut self, device: u32, write: bool, sector: u64, sectors: u64, blocks: u64, out: &mut BTreeMap<u64, u64>) {
+    pub fn push(&mut self, device: u32, write: bool, sector: u64, sectors: u64, blocks: u64, out: &mut SizeCounts) {
         match self.cur {
             Some((d, w, end)) if d == device && w == write && end == sector => {
                 self.len_blocks += blocks;
@@ -213,9 +252,9 @@ impl SequenceTracker {
         }
         self.cur = Some((device, write, sector + sectors));
     }
-    pub fn close(&mut self, out: &mut BTreeMap<u64, u64>) {
+    pub fn close(&mut self, out: &mut SizeCounts) {
         if self.len_blocks > 0 {
-            *out.entry(self.len_blocks).or_default() += 1;
+            out.add(self.len_blocks);
         }
         self.len_blocks = 0;
         self.cur = None;
