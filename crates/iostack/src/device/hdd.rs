@@ -353,7 +353,26 @@ impl SeekCurve {
     }
 
     /// Fits the curve through track-to-track, average and full-stroke times for `cylinders`.
+    ///
+    /// The fit takes a few tens of milliseconds and a run builds its drive more than once (to
+    /// describe it and to run it), so fitted curves are remembered for the process's life, by
+    /// their exact inputs: the result is the same as fitting again.
     pub fn fit(t2t_ns: f64, avg_ns: f64, full_ns: f64, cylinders: u64) -> Result<SeekCurve, String> {
+        static FITTED: std::sync::Mutex<Vec<([u64; 4], SeekCurve)>> = std::sync::Mutex::new(Vec::new());
+        let key = [t2t_ns.to_bits(), avg_ns.to_bits(), full_ns.to_bits(), cylinders];
+        if let Some(c) = FITTED.lock().ok().and_then(|f| f.iter().find(|(k, _)| *k == key).map(|(_, c)| *c)) {
+            return Ok(c);
+        }
+        let c = Self::fit_uncached(t2t_ns, avg_ns, full_ns, cylinders)?;
+        if let Ok(mut f) = FITTED.lock() {
+            if f.len() < 64 {
+                f.push((key, c));
+            }
+        }
+        Ok(c)
+    }
+
+    fn fit_uncached(t2t_ns: f64, avg_ns: f64, full_ns: f64, cylinders: u64) -> Result<SeekCurve, String> {
         let max_d = cylinders.saturating_sub(1).max(2);
         if !(t2t_ns < avg_ns && avg_ns < full_ns) {
             return Err(format!(
@@ -460,6 +479,8 @@ pub struct Hdd {
     bg: Option<Background>,
     pending: std::collections::VecDeque<(u64, u64)>,
     pending_sectors: u64,
+    /// The zone of the last `locate` (a lookup hint only).
+    last_zone: std::cell::Cell<usize>,
 }
 
 impl Hdd {
@@ -556,6 +577,7 @@ impl Hdd {
             bg: None,
             pending: Default::default(),
             pending_sectors: 0,
+            last_zone: std::cell::Cell::new(0),
             p,
         })
     }
@@ -579,7 +601,12 @@ impl Hdd {
     }
 
     fn locate(&self, lba: u64) -> Place {
-        let zone = self.zones.partition_point(|z| z.first_lba <= lba) - 1;
+        // Consecutive lookups fall in the same zone far more often than not: check the last
+        // one before searching.
+        let last = self.last_zone.get();
+        let in_last = self.zones[last].first_lba <= lba && self.zones.get(last + 1).map_or(true, |n| lba < n.first_lba);
+        let zone = if in_last { last } else { self.zones.partition_point(|z| z.first_lba <= lba) - 1 };
+        self.last_zone.set(zone);
         let z = &self.zones[zone];
         let off = lba - z.first_lba;
         let surfaces = self.p.surfaces as u64;

@@ -5,7 +5,8 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use super::config::{Replay, Resolved, Think};
 use super::report::{CacheCounts, DeviceCounts, FrontCounts, LogHistogram, ProcessReport, SchedCounts, SequenceTracker, SizeCounts};
-use crate::cache::{block_key, split_block_key, Access, Evicted, Key, KeyMap, Origin, Policy};
+use super::blocks::{BlockStates, DIRTY, EVICTED, INFLIGHT, MARKER, NIL, PREFETCHED};
+use crate::cache::{block_key, split_block_key, Access, Evicted, Key, Origin, Policy};
 use crate::device::{Device, DeviceRequest, Service, SECTOR};
 use crate::layer::{Below, Layer};
 use crate::prefetch::{BlockPresence, DemandAccess, Fetch, FileView, Prefetcher};
@@ -47,32 +48,6 @@ pub trait BoundaryObserver {
     /// Called once at the end; the value goes into the report under the boundary's name
     /// (`Null` to add nothing). An error (e.g. a failed write) fails the run.
     fn finish(&mut self) -> Result<serde_json::Value, String>;
-}
-
-const NIL: u32 = u32::MAX;
-
-// Block state flags.
-const INFLIGHT: u8 = 1; // a read of the block has been issued and has not completed
-const EVICTED: u8 = 2; // evicted while in flight: not cached, but its read still runs
-const PREFETCHED: u8 = 4; // prefetched and not yet referenced
-const MARKER: u8 = 8; // readahead marker
-const DIRTY: u8 = 16;
-
-/// What the engine knows of a block beyond the policy: only blocks with something to know are
-/// in the map (flags or waiters), so a cold clean block costs nothing.
-#[derive(Debug, Clone, Copy)]
-struct BlockState {
-    flags: u8,
-    read_waiters: u32,
-    write_waiters: u32,
-    dirty_since: u64,
-}
-
-impl BlockState {
-    const EMPTY: BlockState = BlockState { flags: 0, read_waiters: NIL, write_waiters: NIL, dirty_since: 0 };
-    fn idle(&self) -> bool {
-        self.flags == 0 && self.read_waiters == NIL && self.write_waiters == NIL
-    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -133,7 +108,7 @@ pub struct EngineSettings {
 
 struct Presence<'a> {
     policy: &'a dyn Policy,
-    blocks: &'a KeyMap<BlockState>,
+    blocks: &'a BlockStates,
     evicted_reads: u32,
 }
 
@@ -141,7 +116,7 @@ impl BlockPresence for Presence<'_> {
     #[inline]
     fn is_cached(&self, device: u32, block: u64) -> bool {
         let k = block_key(device, block);
-        self.policy.contains(k) || (self.evicted_reads > 0 && self.blocks.get(&k).is_some_and(|s| s.flags & INFLIGHT != 0))
+        self.policy.contains(k) || (self.evicted_reads > 0 && self.blocks.get(k).is_some_and(|s| s.flags & INFLIGHT != 0))
     }
 }
 
@@ -184,7 +159,7 @@ pub struct Engine {
     /// An event not pushed yet: the next issue of a closed-loop process, kept out of the heap
     /// while nothing else comes first (it carries its sequence number, so order is unchanged).
     inline: Option<Event>,
-    blocks: KeyMap<BlockState>,
+    blocks: BlockStates,
     /// Blocks flagged EVICTED (read in flight, not in the policy). A block in flight and not
     /// flagged is in the policy, so while this is 0 "cached or in flight" is one policy lookup.
     evicted_reads: u32,
@@ -261,7 +236,7 @@ impl Engine {
             seq: 0,
             heap: BinaryHeap::new(),
             inline: None,
-            blocks: KeyMap::default(),
+            blocks: BlockStates::default(),
             evicted_reads: 0,
             waits: Vec::new(),
             wait_free: Vec::new(),
@@ -381,18 +356,10 @@ impl Engine {
 
     // ----- trace input -----
 
+    #[inline(always)]
     fn next_request(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<Option<Request>> {
-        if self.batch_pos == self.batch.len() {
-            if self.input_done {
-                return Ok(None);
-            }
-            self.batch.clear();
-            self.batch_pos = 0;
-            if reader.read_batch(&mut self.batch, 4096)? == 0 {
-                self.input_done = true;
-                self.skipped = reader.skipped();
-                return Ok(None);
-            }
+        if self.batch_pos == self.batch.len() && !self.refill(reader)? {
+            return Ok(None);
         }
         let mut r = self.batch[self.batch_pos];
         self.batch_pos += 1;
@@ -411,6 +378,23 @@ impl Engine {
         self.last_trace_ns = t;
         r.time_ns = t;
         Ok(Some(r))
+    }
+
+    /// Reads the next batch of the trace; `false` at its end.
+    #[cold]
+    #[inline(never)]
+    fn refill(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<bool> {
+        if self.input_done {
+            return Ok(false);
+        }
+        self.batch.clear();
+        self.batch_pos = 0;
+        if reader.read_batch(&mut self.batch, 4096)? == 0 {
+            self.input_done = true;
+            self.skipped = reader.skipped();
+            return Ok(false);
+        }
+        Ok(true)
     }
 
     fn proc_index(&mut self, r: &Request) -> u32 {
@@ -670,15 +654,16 @@ impl Engine {
         let hit = self.policy.find(&acc);
         self.drain_side();
         let (mut flags, mut in_flight) = (0u8, false);
-        if let Some(st) = self.blocks.get_mut(&key) {
-            flags = st.flags;
-            in_flight = flags & INFLIGHT != 0;
+        // A hit consumes the marker and the prefetch (and drops the state if that was all).
+        if let Some(f) = self.blocks.update(key, |st| {
+            let f = st.flags;
             if hit {
                 st.flags &= !(MARKER | PREFETCHED);
-                if st.idle() {
-                    self.blocks.remove(&key);
-                }
             }
+            f
+        }) {
+            flags = f;
+            in_flight = flags & INFLIGHT != 0;
         }
         let marker = hit && flags & MARKER != 0;
         let prefetch_hit = hit && flags & PREFETCHED != 0;
@@ -707,7 +692,7 @@ impl Engine {
             if in_flight {
                 // Evicted while its read runs: cached again, and waits for that read.
                 self.c.cache.misses_in_flight += 1;
-                let st = self.blocks.get_mut(&key).expect("in-flight block state");
+                let st = self.blocks.get_mut(key).expect("in-flight block state");
                 debug_assert!(st.flags & EVICTED != 0);
                 st.flags &= !EVICTED;
                 self.evicted_reads -= 1;
@@ -717,7 +702,7 @@ impl Engine {
                 self.c.cache.demand_fetched += 1;
                 // Mark in flight and wait, with one map operation.
                 let node = self.alloc_wait(WaitNode { pending: pend, next: NIL });
-                let st = self.blocks.entry(key).or_insert(BlockState::EMPTY);
+                let st = self.blocks.or_empty(key);
                 st.flags |= INFLIGHT;
                 self.waits[node as usize].next = std::mem::replace(&mut st.read_waiters, node);
                 self.pending[pend as usize].outstanding += 1;
@@ -749,7 +734,7 @@ impl Engine {
                 // The demanded block inside a readahead window: read as demand; it carries the
                 // window's marker if the window put one there (Linux marks pages it adds).
                 if is_marker && demand_fetched_now {
-                    self.blocks.entry(key).or_insert(BlockState::EMPTY).flags |= MARKER;
+                    self.blocks.or_empty(key).flags |= MARKER;
                 }
                 continue;
             }
@@ -757,13 +742,13 @@ impl Engine {
                 continue;
             }
             // Not in the policy: in flight only if its read outlived an eviction.
-            if self.evicted_reads > 0 && self.blocks.get(&key).is_some_and(|s| s.flags & INFLIGHT != 0) {
+            if self.evicted_reads > 0 && self.blocks.get(key).is_some_and(|s| s.flags & INFLIGHT != 0) {
                 continue;
             }
             let acc = self.access(key, Op::Read, pid, Origin::Prefetch { set, index: i, len: f.blocks });
             self.make_room(&acc);
             self.policy.insert(&acc);
-            let st = self.blocks.entry(key).or_insert(BlockState::EMPTY);
+            let st = self.blocks.or_empty(key);
             st.flags |= INFLIGHT | PREFETCHED | if is_marker { MARKER } else { 0 };
             self.c.cache.prefetch_issued += 1;
             self.push_read(f.device, block, Cause::Prefetch, false);
@@ -788,7 +773,7 @@ impl Engine {
             self.make_room(&acc);
             self.policy.insert(&acc);
         }
-        let st = self.blocks.entry(key).or_insert(BlockState::EMPTY);
+        let st = self.blocks.or_empty(key);
         let flags = st.flags;
         st.flags &= !(PREFETCHED | MARKER | EVICTED);
         if flags & EVICTED != 0 {
@@ -871,20 +856,23 @@ impl Engine {
 
     /// The block left the cache: prefetch and write-back accounting.
     fn release(&mut self, key: Key) {
-        let Some(st) = self.blocks.get_mut(&key) else { return };
-        let flags = st.flags;
+        let Some(flags) = self.blocks.update(key, |st| {
+            let flags = st.flags;
+            st.flags &= !(PREFETCHED | MARKER | DIRTY);
+            if flags & INFLIGHT != 0 {
+                st.flags |= EVICTED;
+            }
+            flags
+        }) else {
+            return;
+        };
         if flags & PREFETCHED != 0 {
             self.c.cache.prefetch_wasted += 1;
         }
-        st.flags &= !(PREFETCHED | MARKER | DIRTY);
         if flags & INFLIGHT != 0 {
             debug_assert!(flags & EVICTED == 0, "a block released twice");
-            st.flags |= EVICTED;
             self.evicted_reads += 1;
             self.c.cache.evicted_in_flight += 1;
-        }
-        if st.idle() {
-            self.blocks.remove(&key);
         }
         if flags & DIRTY != 0 {
             self.c.cache.writeback_evict += 1;
@@ -896,14 +884,14 @@ impl Engine {
     #[inline]
     fn wait_read(&mut self, key: Key, pend: u32) {
         let node = self.alloc_wait(WaitNode { pending: pend, next: NIL });
-        let st = self.blocks.entry(key).or_insert(BlockState::EMPTY);
+        let st = self.blocks.or_empty(key);
         self.waits[node as usize].next = std::mem::replace(&mut st.read_waiters, node);
         self.pending[pend as usize].outstanding += 1;
     }
 
     fn wait_write(&mut self, key: Key, pend: u32) {
         let node = self.alloc_wait(WaitNode { pending: pend, next: NIL });
-        let st = self.blocks.entry(key).or_insert(BlockState::EMPTY);
+        let st = self.blocks.or_empty(key);
         self.waits[node as usize].next = std::mem::replace(&mut st.write_waiters, node);
         self.pending[pend as usize].outstanding += 1;
     }
@@ -1123,19 +1111,20 @@ impl Engine {
         self.in_device_count -= 1;
         for b in r.block..r.end() {
             let key = block_key(r.device, b);
-            let hashbrown::hash_map::Entry::Occupied(mut o) = self.blocks.entry(key) else { continue };
-            let st = o.get_mut();
-            let waiters = if r.op.is_write() {
-                std::mem::replace(&mut st.write_waiters, NIL)
-            } else {
-                if st.flags & EVICTED != 0 {
-                    self.evicted_reads -= 1;
+            let write = r.op.is_write();
+            let Some((waiters, was_evicted)) = self.blocks.update(key, |st| {
+                if write {
+                    (std::mem::replace(&mut st.write_waiters, NIL), false)
+                } else {
+                    let was_evicted = st.flags & EVICTED != 0;
+                    st.flags &= !(INFLIGHT | EVICTED);
+                    (std::mem::replace(&mut st.read_waiters, NIL), was_evicted)
                 }
-                st.flags &= !(INFLIGHT | EVICTED);
-                std::mem::replace(&mut st.read_waiters, NIL)
+            }) else {
+                continue;
             };
-            if st.idle() {
-                o.remove();
+            if was_evicted {
+                self.evicted_reads -= 1;
             }
             self.wake(waiters);
         }
@@ -1153,14 +1142,15 @@ impl Engine {
                 break;
             }
             self.dirty_fifo.pop_front();
-            if let Some(st) = self.blocks.get_mut(&key) {
-                if st.flags & DIRTY != 0 && st.dirty_since == t {
+            let expired = self.blocks.update(key, |st| {
+                let expired = st.flags & DIRTY != 0 && st.dirty_since == t;
+                if expired {
                     st.flags &= !DIRTY;
-                    self.flush_buf.push(key);
-                    if st.idle() {
-                        self.blocks.remove(&key);
-                    }
                 }
+                expired
+            });
+            if expired == Some(true) {
+                self.flush_buf.push(key);
             }
         }
         // Disk order, so contiguous dirty blocks leave as one request.

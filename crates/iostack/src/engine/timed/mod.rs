@@ -20,6 +20,7 @@
 //! docs/timed.md for the full semantics and the metrics.
 
 mod config;
+mod blocks;
 mod engine;
 mod observers;
 mod report;
