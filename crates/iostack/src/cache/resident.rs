@@ -91,7 +91,9 @@ impl<E: ResidentEntry> ResidentSet<E> {
     /// Asks the CPU to start loading the entry of `key`, if cached (see [`Slab::prefetch`]).
     #[inline]
     pub fn prefetch(&self, key: Key) {
-        if let Some(s) = self.find(key) {
+        // Not `find`: confirming the key would read the entry, waiting for the very load this
+        // hint is meant to start.
+        if let Some(s) = self.index.probable(key) {
             self.slab.prefetch(s);
         }
     }

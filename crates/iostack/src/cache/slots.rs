@@ -245,6 +245,15 @@ impl SlotIndex {
         self.table.find(h, |c| key_of(c.slot) == key).map(|i| self.table.cell(i).slot)
     }
 
+    /// The slot that probably holds `key`: the first cell on its probe path with its hash,
+    /// without reading the slab to confirm (a 32-bit hash collision can name another key's
+    /// slot). For memory hints, which must not wait for the slab entry they are about to load.
+    #[inline]
+    pub fn probable(&self, key: Key) -> Option<Slot> {
+        let h = hash32(key);
+        self.table.find(h, |_| true).map(|i| self.table.cell(i).slot)
+    }
+
     /// Hints the CPU to load the cell where a lookup of `key` starts (no effect on contents).
     #[inline]
     pub fn prefetch(&self, key: Key) {

@@ -129,6 +129,10 @@ impl RequestQueue {
         let w = req.op.is_write();
         let seq = self.next_seq;
         self.next_seq += 1;
+        if self.len == 0 {
+            // Nothing to merge with (the common case when requests leave one at a time).
+            return self.insert(req, seq);
+        }
         // Back merge: a queued request ends where this one starts.
         if let Some(id) = self.ending_at(req.device, w, req.block) {
             if self.get(id).blocks as u64 + req.blocks as u64 <= self.max_blocks as u64 {
@@ -241,6 +245,9 @@ impl RequestQueue {
                 self.starts.clear();
                 self.ends.clear();
             }
+        } else if self.live.len() == 1 {
+            debug_assert_eq!(self.live[0], id);
+            self.live.clear();
         } else {
             let i = self.live.iter().position(|&x| x == id).expect("live id");
             self.live.remove(i);
@@ -251,6 +258,16 @@ impl RequestQueue {
     /// The live entry minimising `key` among those `filter` accepts (small-queue mode).
     fn scan_min<K: Ord>(&self, filter: impl Fn(&Entry) -> bool, key: impl Fn(&Entry) -> K) -> Option<Id> {
         self.live.iter().copied().filter(|&id| filter(self.entry(id))).min_by_key(|&id| key(self.entry(id)))
+    }
+
+    /// The one request queued, when there is exactly one: whatever a scheduler's order, it is
+    /// the one to dispatch (a shortcut before the order's own lookups).
+    #[inline]
+    pub fn only(&self) -> Option<Id> {
+        if self.len == 1 && !self.indexed {
+            return self.live.first().copied();
+        }
+        None
     }
 
     /// The oldest request (earliest arrival).

@@ -147,6 +147,8 @@ pub struct Engine {
     capacity: u64,
     side_evictions: bool,
     prefetcher: Box<dyn Prefetcher>,
+    /// Whether to hint the policy at the block before each request's first (see `next_request`).
+    hint_previous: bool,
     sched: Box<dyn Scheduler>,
     layers: Vec<Box<dyn Layer>>,
     device: Box<dyn Device>,
@@ -226,6 +228,7 @@ impl Engine {
             capacity: policy.capacity(),
             side_evictions: policy.has_side_evictions(),
             policy,
+            hint_previous: prefetcher.name() != "none",
             prefetcher,
             sched,
             layers,
@@ -367,7 +370,12 @@ impl Engine {
         // requests ahead, in two stages so neither stalls (memory prefetches only; no effect on
         // results).
         if let Some(ahead) = self.batch.get(self.batch_pos + 8) {
-            self.policy.prefetch_index(block_key(ahead.device, self.page_of(ahead.offset)));
+            let block = self.page_of(ahead.offset);
+            self.policy.prefetch_index(block_key(ahead.device, block));
+            // Readahead asks whether the page before a missed one is cached.
+            if self.hint_previous {
+                self.policy.prefetch_index(block_key(ahead.device, block.wrapping_sub(1)));
+            }
         }
         if let Some(ahead) = self.batch.get(self.batch_pos + 3) {
             self.policy.prefetch(block_key(ahead.device, self.page_of(ahead.offset)));
