@@ -710,9 +710,7 @@ impl Engine {
                 self.c.cache.demand_fetched += 1;
                 // Mark in flight and wait, with one map operation.
                 let node = self.alloc_wait(WaitNode { pending: pend, next: NIL });
-                let st = self.blocks.or_empty(key);
-                st.flags |= INFLIGHT;
-                self.waits[node as usize].next = std::mem::replace(&mut st.read_waiters, node);
+                self.waits[node as usize].next = self.blocks.start_read(key, node);
                 self.pending[pend as usize].outstanding += 1;
                 self.push_read(device, block, Cause::Demand, true);
                 fetched_now = true;
