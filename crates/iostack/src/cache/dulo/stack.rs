@@ -11,7 +11,8 @@
 
 use super::block_table::{BlockTable, Stamps};
 use crate::cache::list::{List, Slab, Slot};
-use crate::cache::{split_block_key, Key, KeyMap};
+use crate::cache::{split_block_key, Key};
+use std::hash::BuildHasher;
 
 /// What a hit does (Section 3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +86,11 @@ impl HeapEntry {
     }
 }
 
+#[inline]
+fn hash_key(key: Key) -> u64 {
+    rustc_hash::FxBuildHasher.hash_one(key)
+}
+
 /// Counters the stack keeps about itself.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct StackStats {
@@ -103,7 +109,10 @@ pub struct StackStats {
 
 pub struct DuloStack {
     cfg: StackConfig,
-    map: KeyMap<Slot>,
+    /// Key to slot. The table stores only the slot (4 bytes) and compares keys through the block
+    /// slab, which a lookup of a present key reads anyway; a lookup of an absent key (every miss)
+    /// almost always stops at the table's one-byte control tags and reads nothing else.
+    map: hashbrown::HashTable<Slot>,
     blocks: Slab<Block>,
     corr: List,
     bank: List,
@@ -129,7 +138,7 @@ impl DuloStack {
         assert!(cfg.bank_max >= 1 && cfg.seq_max >= 1);
         DuloStack {
             cfg,
-            map: KeyMap::default(),
+            map: hashbrown::HashTable::new(),
             blocks: Slab::default(),
             corr: List::new(),
             bank: List::new(),
@@ -162,7 +171,18 @@ impl DuloStack {
 
     #[inline]
     fn find(&self, key: Key) -> Option<Slot> {
-        self.map.get(&key).copied()
+        let blocks = &self.blocks;
+        self.map.find(hash_key(key), |&s| blocks.get(s).key == key).copied()
+    }
+
+    /// Removes `key` from the index; returns its slot.
+    #[inline]
+    fn unindex(&mut self, key: Key) -> Option<Slot> {
+        let blocks = &self.blocks;
+        match self.map.find_entry(hash_key(key), |&s| blocks.get(s).key == key) {
+            Ok(e) => Some(e.remove().0),
+            Err(_) => None,
+        }
     }
     /// The inflation value L.
     pub fn inflation(&self) -> f64 {
@@ -241,7 +261,8 @@ impl DuloStack {
         debug_assert!(!self.contains(key));
         let s = self.blocks.alloc(Block { key, size, stamps, place: Place::Corr, seq: u32::MAX, referenced });
         self.blocks.push_head(&mut self.corr, s);
-        self.map.insert(key, s);
+        let blocks = &self.blocks;
+        self.map.insert_unique(hash_key(key), s, |&x| hash_key(blocks.get(x).key));
         self.occupied += size;
         self.flow();
     }
@@ -422,7 +443,7 @@ impl DuloStack {
             }
             self.inflation = self.seqs[seq as usize].h;
             let b = *self.blocks.get(slot);
-            self.map.remove(&b.key);
+            self.unindex(b.key);
             self.blocks.release(slot);
             self.occupied -= b.size;
             return Some((b.key, b.size));
@@ -479,7 +500,7 @@ impl DuloStack {
     /// Takes a block out of the stack, keeping its block-table history; returns its size and
     /// stamps.
     pub fn take(&mut self, key: Key) -> Option<(u64, Stamps)> {
-        let slot = self.map.remove(&key)?;
+        let slot = self.unindex(key)?;
         let b = *self.blocks.get(slot);
         match b.place {
             Place::Corr => self.blocks.unlink(&mut self.corr, slot),
