@@ -8,8 +8,9 @@
 //! C-SCAN and the WD 7200 rpm model. Each configuration runs `REPEAT` times and the smallest
 //! CPU time of the thread counts (CPU time rather than wall-clock time, so that waiting for a
 //! core taken by other processes is not counted; the run is single-threaded). Printed: ns per request for LRU and DULO, their ratio (the target is
-//! at most 2), and for DULO alone the policy's own cost (miss-ratio engine, block mode) and the
-//! block table's bytes per cached block at the end of the run.
+//! at most 2), the policies' own cost (every block reference through `Policy::get`, demand only),
+//! and per cached block at the end of that run: the block table's bytes in use, and the rest of
+//! DULO's metadata (index, block slab, sequences, heap, sort buffer) next to LRU's.
 
 /// CPU time consumed by the calling thread, in seconds.
 #[cfg(target_os = "linux")]
@@ -77,7 +78,10 @@ fn policy_only(mut p: Box<dyn Policy>, keys: &[u64]) -> f64 {
 }
 
 fn main() {
-    println!("{:<8} {:>7} {:>12} {:>12} {:>7} {:>10} {:>10} {:>7} {:>14}", "layout", "cache", "lru ns/req", "dulo ns/req", "ratio", "lru ns/blk", "dulo ns/blk", "ratio", "table B/block");
+    println!(
+        "{:<8} {:>7} {:>12} {:>12} {:>7} {:>10} {:>10} {:>7} {:>14} {:>12} {:>12}",
+        "layout", "cache", "lru ns/req", "dulo ns/req", "ratio", "lru ns/blk", "dulo ns/blk", "ratio", "table B/block", "lru meta B", "dulo meta B"
+    );
     for aged in [false, true] {
         let w = MixedFilesConfig { aged, ..Default::default() };
         let reqs = w.requests().expect("workload");
@@ -98,8 +102,14 @@ fn main() {
                 d.get(&Access::unit(k, i as u64));
             }
             let per_block = d.block_table_bytes() as f64 / d.len().max(1) as f64;
+            let dulo_meta = (d.metadata_bytes() - d.stack().table().allocated_bytes()) as f64 / d.len().max(1) as f64;
+            let mut lru_policy = iostack::cache::build("lru", cache).unwrap();
+            for (i, &k) in keys.iter().enumerate() {
+                lru_policy.get(&Access::unit(k, i as u64));
+            }
+            let lru_meta = lru_policy.metadata_bytes() as f64 / lru_policy.len().max(1) as f64;
             println!(
-                "{:<8} {:>7} {:>12.0} {:>12.0} {:>7.2} {:>10.1} {:>10.1} {:>7.2} {:>14.1}",
+                "{:<8} {:>7} {:>12.0} {:>12.0} {:>7.2} {:>10.1} {:>10.1} {:>7.2} {:>14.1} {:>12.1} {:>12.1}",
                 if aged { "aged" } else { "fresh" },
                 cache,
                 lru,
@@ -108,7 +118,9 @@ fn main() {
                 lru_p,
                 dulo_p,
                 dulo_p / lru_p,
-                per_block
+                per_block,
+                lru_meta,
+                dulo_meta
             );
         }
     }
