@@ -63,18 +63,28 @@ struct LeafNode {
 }
 
 /// The block tables of all devices.
-#[derive(Default)]
 pub struct BlockTable {
     roots: FxHashMap<u64, u32>,
     dirs: Vec<Box<DirNode>>,
     free_dirs: Vec<u32>,
     leaves: Vec<Box<LeafNode>>,
     free_leaves: Vec<u32>,
-    /// The path to the leaf recorded last. Fetches are mostly clustered (a prefetch set, a
-    /// sequential scan), so the next record usually lands in the same leaf: the walk is skipped
-    /// and the directory entries on the path are brought up to date only when the path changes
-    /// (or before a reclamation), which gives them the same newest stamps.
-    last: Option<LastPath>,
+    /// Paths to recently recorded leaves, direct-mapped on the leaf's span. Fetches are mostly
+    /// clustered (a prefetch set, a sequential scan, the extents of a fragmented file visited in
+    /// turn), so a record usually lands in a leaf recorded shortly before: the hash probe for the
+    /// root and the walk down the directories are skipped. The directory entries on a cached path
+    /// are brought up to date (to the newest of their own stamp and the path's) only when the
+    /// path leaves the cache or before a reclamation, which gives them the same newest stamps as
+    /// writing them on every record.
+    paths: [Option<LastPath>; PATH_CACHE],
+}
+
+/// Entries of the path cache (a power of two).
+const PATH_CACHE: usize = 8;
+
+#[inline]
+fn path_slot(device: u32, span: u64) -> usize {
+    ((span ^ ((device as u64) << 7)) as usize) & (PATH_CACHE - 1)
 }
 
 #[derive(Clone, Copy)]
@@ -100,6 +110,19 @@ fn index_at(lbn: u64, level: u32) -> usize {
     // level 0 is the root; level DIR_LEVELS is the leaf.
     let shift = FANOUT_BITS * (DIR_LEVELS - level);
     ((lbn >> shift) as usize) & (FANOUT - 1)
+}
+
+impl Default for BlockTable {
+    fn default() -> Self {
+        BlockTable {
+            roots: FxHashMap::default(),
+            dirs: Vec::new(),
+            free_dirs: Vec::new(),
+            leaves: Vec::new(),
+            free_leaves: Vec::new(),
+            paths: [None; PATH_CACHE],
+        }
+    }
 }
 
 impl BlockTable {
@@ -134,8 +157,10 @@ impl BlockTable {
     /// Returns the block's stamps after the update.
     pub fn record(&mut self, device: u32, lbn: u64, now: u32) -> Stamps {
         debug_assert!(now != 0);
-        if let Some(last) = self.last.as_mut() {
-            if last.device == device && last.span == lbn >> FANOUT_BITS {
+        let span = lbn >> FANOUT_BITS;
+        let slot = path_slot(device, span);
+        if let Some(last) = self.paths[slot].as_mut() {
+            if last.device == device && last.span == span {
                 last.newest = now;
                 let leaf = last.leaf;
                 let bte = &mut self.leaves[leaf as usize].bte[index_at(lbn, DIR_LEVELS)];
@@ -143,7 +168,7 @@ impl BlockTable {
                 return *bte;
             }
         }
-        self.flush_last();
+        self.flush_path(slot);
         let mut path = [(0u32, 0u16); DIR_LEVELS as usize];
         let root = match self.roots.get(&root_key(device, lbn)) {
             Some(&r) => r,
@@ -168,17 +193,21 @@ impl BlockTable {
             };
             node = child;
         }
-        self.last = Some(LastPath { device, span: lbn >> FANOUT_BITS, leaf: node, path, newest: now });
+        self.paths[slot] = Some(LastPath { device, span, leaf: node, path, newest: now });
         let bte = &mut self.leaves[node as usize].bte[index_at(lbn, DIR_LEVELS)];
         *bte = Stamps { recent: now, previous: bte.recent };
         *bte
     }
 
-    /// Writes the newest stamp of the last path into its directory entries.
-    fn flush_last(&mut self) {
-        if let Some(last) = self.last.take() {
+    /// Writes the newest stamp of a cached path into its directory entries (keeping a newer
+    /// stamp another path wrote there) and drops the path from the cache.
+    fn flush_path(&mut self, slot: usize) {
+        if let Some(last) = self.paths[slot].take() {
             for (node, i) in last.path {
-                self.dirs[node as usize].newest[i as usize] = last.newest;
+                let e = &mut self.dirs[node as usize].newest[i as usize];
+                if *e == 0 || older(*e, last.newest) {
+                    *e = last.newest;
+                }
             }
         }
     }
@@ -214,7 +243,9 @@ impl BlockTable {
     /// threshold, and all the subdirectories and BTEs under it will be removed accordingly").
     /// Returns the number of nodes freed.
     pub fn reclaim(&mut self, threshold: u32) -> usize {
-        self.flush_last();
+        for slot in 0..PATH_CACHE {
+            self.flush_path(slot);
+        }
         let roots: Vec<(u64, u32)> = self.roots.iter().map(|(&d, &r)| (d, r)).collect();
         let mut freed = 0;
         for (device, root) in roots {

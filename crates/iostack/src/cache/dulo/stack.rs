@@ -11,7 +11,8 @@
 
 use super::block_table::{BlockTable, Stamps};
 use crate::cache::list::{List, Slab, Slot};
-use crate::cache::{split_block_key, Key, KeyMap};
+use crate::cache::{split_block_key, Key};
+use std::hash::BuildHasher;
 
 /// What a hit does (Section 3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +86,11 @@ impl HeapEntry {
     }
 }
 
+#[inline]
+fn hash_key(key: Key) -> u64 {
+    rustc_hash::FxBuildHasher.hash_one(key)
+}
+
 /// Counters the stack keeps about itself.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct StackStats {
@@ -103,7 +109,10 @@ pub struct StackStats {
 
 pub struct DuloStack {
     cfg: StackConfig,
-    map: KeyMap<Slot>,
+    /// Key to slot. The table stores only the slot (4 bytes) and compares keys through the block
+    /// slab, which a lookup of a present key reads anyway; a lookup of an absent key (every miss)
+    /// almost always stops at the table's one-byte control tags and reads nothing else.
+    map: hashbrown::HashTable<Slot>,
     blocks: Slab<Block>,
     corr: List,
     bank: List,
@@ -129,7 +138,7 @@ impl DuloStack {
         assert!(cfg.bank_max >= 1 && cfg.seq_max >= 1);
         DuloStack {
             cfg,
-            map: KeyMap::default(),
+            map: hashbrown::HashTable::new(),
             blocks: Slab::default(),
             corr: List::new(),
             bank: List::new(),
@@ -157,7 +166,23 @@ impl DuloStack {
         self.occupied
     }
     pub fn contains(&self, key: Key) -> bool {
-        self.map.contains_key(&key)
+        self.find(key).is_some()
+    }
+
+    #[inline]
+    fn find(&self, key: Key) -> Option<Slot> {
+        let blocks = &self.blocks;
+        self.map.find(hash_key(key), |&s| blocks.get(s).key == key).copied()
+    }
+
+    /// Removes `key` from the index; returns its slot.
+    #[inline]
+    fn unindex(&mut self, key: Key) -> Option<Slot> {
+        let blocks = &self.blocks;
+        match self.map.find_entry(hash_key(key), |&s| blocks.get(s).key == key) {
+            Ok(e) => Some(e.remove().0),
+            Err(_) => None,
+        }
     }
     /// The inflation value L.
     pub fn inflation(&self) -> f64 {
@@ -176,7 +201,7 @@ impl DuloStack {
     }
     /// The fetch timestamps of a cached block.
     pub fn stamps(&self, key: Key) -> Option<Stamps> {
-        self.map.get(&key).map(|&s| self.blocks.get(s).stamps)
+        self.find(key).map(|s| self.blocks.get(s).stamps)
     }
 
     /// The eviction section from bottom (next victim) to top: each sequence's H and its keys
@@ -233,10 +258,11 @@ impl DuloStack {
     }
 
     fn admit(&mut self, key: Key, size: u64, stamps: Stamps, referenced: bool) {
-        debug_assert!(!self.map.contains_key(&key));
+        debug_assert!(!self.contains(key));
         let s = self.blocks.alloc(Block { key, size, stamps, place: Place::Corr, seq: u32::MAX, referenced });
         self.blocks.push_head(&mut self.corr, s);
-        self.map.insert(key, s);
+        let blocks = &self.blocks;
+        self.map.insert_unique(hash_key(key), s, |&x| hash_key(blocks.get(x).key));
         self.occupied += size;
         self.flow();
     }
@@ -287,9 +313,12 @@ impl DuloStack {
         }
         self.stats.refills += 1;
         self.scratch.clear();
-        let mut cur = self.bank.head();
+        // Oldest first: blocks fetched in LBN order (a scan) then arrive already sorted, which
+        // the sort recognises in one pass. Keys are unique, so the sorted order does not depend
+        // on the order they are collected in.
+        let mut cur = self.bank.tail();
         while let Some(s) = cur {
-            cur = self.blocks.next(s);
+            cur = self.blocks.prev(s);
             self.scratch.push((self.blocks.get(s).key, s));
         }
         self.bank = List::new(); // every block is relinked into a sequence below
@@ -368,7 +397,6 @@ impl DuloStack {
         let pos = self.heap.len();
         let s = &self.seqs[seq as usize];
         self.heap.push(HeapEntry { h: s.h, order: s.order, seq });
-        self.seqs[seq as usize].heap_pos = pos as u32;
         self.sift_up(pos);
     }
 
@@ -415,8 +443,8 @@ impl DuloStack {
             }
             self.inflation = self.seqs[seq as usize].h;
             let b = *self.blocks.get(slot);
+            self.unindex(b.key);
             self.blocks.release(slot);
-            self.map.remove(&b.key);
             self.occupied -= b.size;
             return Some((b.key, b.size));
         }
@@ -438,7 +466,7 @@ impl DuloStack {
 
     /// A reference to a cached block; returns false if it is not cached.
     pub fn hit(&mut self, key: Key) -> bool {
-        let Some(&slot) = self.map.get(&key) else { return false };
+        let Some(slot) = self.find(key) else { return false };
         match self.cfg.hits {
             HitMode::Clock => self.blocks.get_mut(slot).referenced = true,
             HitMode::Passive => {}
@@ -465,14 +493,14 @@ impl DuloStack {
 
     /// The referenced bit of a cached block (for the owner's own hit logic).
     pub fn referenced_mut(&mut self, key: Key) -> Option<&mut bool> {
-        let &slot = self.map.get(&key)?;
+        let slot = self.find(key)?;
         Some(&mut self.blocks.get_mut(slot).referenced)
     }
 
     /// Takes a block out of the stack, keeping its block-table history; returns its size and
     /// stamps.
     pub fn take(&mut self, key: Key) -> Option<(u64, Stamps)> {
-        let slot = self.map.remove(&key)?;
+        let slot = self.unindex(key)?;
         let b = *self.blocks.get(slot);
         match b.place {
             Place::Corr => self.blocks.unlink(&mut self.corr, slot),
@@ -513,53 +541,59 @@ impl DuloStack {
         x.h.total_cmp(&y.h).then(x.order.cmp(&y.order))
     }
 
-    fn swap(&mut self, i: usize, j: usize) {
-        self.heap.swap(i, j);
-        self.seqs[self.heap[i].seq as usize].heap_pos = i as u32;
-        self.seqs[self.heap[j].seq as usize].heap_pos = j as u32;
+    /// Writes `e` at heap position `i` and tells its sequence where it is.
+    #[inline]
+    fn heap_set(&mut self, i: usize, e: HeapEntry) {
+        self.heap[i] = e;
+        self.seqs[e.seq as usize].heap_pos = i as u32;
     }
 
+    /// Moves the entry at `i` up to its place: parents larger than it move down into the hole,
+    /// and it is written once where the hole stops.
     fn sift_up(&mut self, mut i: usize) {
+        let e = self.heap[i];
         while i > 0 {
             let p = (i - 1) / 2;
-            if self.heap[i].lt(&self.heap[p]) {
-                self.swap(i, p);
-                i = p;
-            } else {
+            let parent = self.heap[p];
+            if !e.lt(&parent) {
                 break;
             }
+            self.heap_set(i, parent);
+            i = p;
         }
+        self.heap_set(i, e);
     }
 
+    /// Moves the entry at `i` down to its place, the smaller child rising into the hole.
     fn sift_down(&mut self, mut i: usize) {
         let n = self.heap.len();
+        let e = self.heap[i];
         loop {
-            let (l, r) = (2 * i + 1, 2 * i + 2);
-            let mut m = i;
-            if l < n && self.heap[l].lt(&self.heap[m]) {
-                m = l;
-            }
-            if r < n && self.heap[r].lt(&self.heap[m]) {
-                m = r;
-            }
-            if m == i {
+            let l = 2 * i + 1;
+            if l >= n {
                 break;
             }
-            self.swap(i, m);
-            i = m;
+            let r = l + 1;
+            let c = if r < n && self.heap[r].lt(&self.heap[l]) { r } else { l };
+            let child = self.heap[c];
+            if !child.lt(&e) {
+                break;
+            }
+            self.heap_set(i, child);
+            i = c;
         }
+        self.heap_set(i, e);
     }
 
     fn heap_remove(&mut self, pos: usize) {
-        let last = self.heap.len() - 1;
-        if pos != last {
-            self.swap(pos, last);
-        }
-        let seq = self.heap.pop().unwrap().seq;
-        self.seqs[seq as usize].heap_pos = u32::MAX;
+        let removed = self.heap[pos].seq;
+        let last = self.heap.pop().expect("removing from a non-empty heap");
+        self.seqs[removed as usize].heap_pos = u32::MAX;
         if pos < self.heap.len() {
+            self.heap[pos] = last;
             self.sift_down(pos);
-            self.sift_up(pos);
+            let at = self.seqs[last.seq as usize].heap_pos as usize;
+            self.sift_up(at);
         }
     }
 }
