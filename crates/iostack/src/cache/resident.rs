@@ -91,7 +91,7 @@ impl<E: ResidentEntry> ResidentSet<E> {
     /// Asks the CPU to start loading the entry of `key`, if cached (see [`Slab::prefetch`]).
     #[inline]
     pub fn prefetch(&self, key: Key) {
-        if let Some(s) = self.find(key) {
+        if let Some(s) = self.index.find_hint(key) {
             self.slab.prefetch(s);
         }
     }
@@ -105,7 +105,7 @@ impl<E: ResidentEntry> ResidentSet<E> {
     /// Asks the CPU to start loading the list neighbours of `key`'s entry, if cached.
     #[inline]
     pub fn prefetch_neighbours(&self, key: Key) {
-        if let Some(s) = self.find(key) {
+        if let Some(s) = self.index.find_hint(key) {
             self.slab.prefetch_neighbours(s);
         }
     }
