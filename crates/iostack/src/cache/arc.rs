@@ -26,7 +26,7 @@
 //!
 //! Entries and ghosts share one slab and one index (a ghost costs as much as an entry).
 
-use super::list::{List, Slab, Slot};
+use super::list::{List, Slab, Slot, NIL};
 use super::slots::{SizeTag, SlotIndex};
 use super::{Access, Evicted, Key, Params, Policy, PolicyInfo};
 use crate::error::ConfigError;
@@ -108,17 +108,23 @@ impl Arc {
         self.ghost_hit_at == a.vtime + 1 && (self.last_in_b1 || self.last_in_b2)
     }
 
-    /// Moves slot `s` from the list it is on to the head of `to`.
-    #[inline]
+    /// Moves slot `s` from the list it is on to the head of `to`. (Tags are masked to 0..4
+    /// where they index the lists, which spares the bounds checks.)
+    #[inline(always)]
     fn relist(&mut self, s: Slot, to: u8) {
         let e = self.slab.get_mut(s);
         let from = e.word.tag();
+        if from == to {
+            // A hit in T2, the most common reference: sizes do not change.
+            self.slab.move_to_head(&mut self.lists[(to & 3) as usize], s);
+            return;
+        }
         let size = e.word.size();
         e.word.set_tag(to);
-        self.slab.unlink(&mut self.lists[from as usize], s);
-        self.slab.push_head(&mut self.lists[to as usize], s);
-        self.sizes[from as usize] -= size;
-        self.sizes[to as usize] += size;
+        self.slab.unlink(&mut self.lists[(from & 3) as usize], s);
+        self.slab.push_head(&mut self.lists[(to & 3) as usize], s);
+        self.sizes[(from & 3) as usize] -= size;
+        self.sizes[(to & 3) as usize] += size;
     }
 
     /// Unlinks and forgets slot `s` (an entry or a ghost); returns it.
@@ -252,7 +258,7 @@ impl Policy for Arc {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn find(&mut self, a: &Access) -> bool {
         let slab = &self.slab;
         let (cell, s) = match self.index.find_cell(a.key, |x| slab.get(x).key) {
@@ -301,7 +307,7 @@ impl Policy for Arc {
 
     /// `find`, then on a miss `evict` and `insert` as the default does, without `insert`'s
     /// second lookup for a ghost: `find` has just dropped any ghost of the key.
-    #[inline]
+    #[inline(always)]
     fn get(&mut self, a: &Access) -> bool {
         if self.find(a) {
             return true;
@@ -316,6 +322,22 @@ impl Policy for Arc {
         }
         self.insert_absent(a);
         false
+    }
+
+    #[inline]
+    fn get_batch(&mut self, batch: &[Access], hits: &mut [bool]) {
+        super::get_batch_keeping_slots(
+            self,
+            batch,
+            hits,
+            |p, key| p.index.prefetch(key),
+            |p, key| {
+                let s = p.index.find_hint(key).unwrap_or(NIL);
+                p.slab.prefetch(s);
+                s
+            },
+            |p, s| p.slab.prefetch_neighbours(s),
+        );
     }
 
     #[inline]
