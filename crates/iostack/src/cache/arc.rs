@@ -128,6 +128,7 @@ impl Arc {
     }
 
     /// Unlinks and forgets slot `s` (an entry or a ghost); returns it.
+    #[inline(always)]
     fn forget(&mut self, s: Slot) -> Entry {
         let e = self.unlink_forgotten(s);
         let slab = &self.slab;
@@ -145,7 +146,7 @@ impl Arc {
     }
 
     /// The list and size bookkeeping of forgetting `s`.
-    #[inline]
+    #[inline(always)]
     fn unlink_forgotten(&mut self, s: Slot) -> Entry {
         let e = *self.slab.get(s);
         let l = e.word.tag() as usize;
@@ -155,7 +156,7 @@ impl Arc {
     }
 
     /// Caches `a.key`, which is neither cached nor a ghost, in T2 after a ghost hit, else in T1.
-    #[inline]
+    #[inline(always)]
     fn insert_absent(&mut self, a: &Access) {
         let list = if self.ghost_hit_now(a) {
             self.last_in_b1 = false;
@@ -173,6 +174,7 @@ impl Arc {
     }
 
     /// Drops the LRU ghost of `list` (B1 or B2).
+    #[inline(always)]
     fn drop_ghost(&mut self, list: u8) {
         if let Some(s) = self.lists[list as usize].tail() {
             self.forget(s);
@@ -196,6 +198,7 @@ impl Arc {
     }
 
     /// REPLACE: demote the LRU of T1 to B1 or the LRU of T2 to B2.
+    #[inline(always)]
     fn replace(&mut self) -> Option<Evicted> {
         let t1 = self.sizes[T1 as usize];
         let t1f = t1 as f64;
@@ -207,6 +210,7 @@ impl Arc {
     }
 
     /// Moves resident slot `s` to the ghost list that shadows its list.
+    #[inline(always)]
     fn replace_slot(&mut self, s: Slot) -> Option<Evicted> {
         let e = *self.slab.get(s);
         let ghost = if e.word.tag() == T1 { B1 } else { B2 };
@@ -340,7 +344,7 @@ impl Policy for Arc {
         );
     }
 
-    #[inline]
+    #[inline(always)]
     fn evict(&mut self, a: &Access) -> Option<Evicted> {
         if self.lists[T1 as usize].is_empty() && self.lists[T2 as usize].is_empty() {
             return None;
