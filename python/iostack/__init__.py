@@ -8,8 +8,34 @@ plots and reports on top.
 """
 
 from iostack._core import __version__
-from iostack._sim import policies, read_trace, simulate
-from iostack.analysis import Analysis, analyze
-from iostack.timed import run
 
 __all__ = ["__version__", "policies", "read_trace", "simulate", "analyze", "Analysis", "run"]
+
+# The public functions live in submodules that are imported on first use (PEP 562), so that the
+# `iostack` console command, which imports this package, starts without loading them (nor
+# typing, dataclasses, json, numpy or pandas).
+_LAZY = {
+    "policies": "iostack._sim",
+    "read_trace": "iostack._sim",
+    "simulate": "iostack._sim",
+    "analyze": "iostack.analysis",
+    "Analysis": "iostack.analysis",
+    "run": "iostack.timed",
+}
+_SUBMODULES = ("_sim", "analysis", "timed", "plots", "cli")
+
+
+def __getattr__(name):
+    import importlib
+
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"iostack.{name}")
+    raise AttributeError(f"module 'iostack' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))

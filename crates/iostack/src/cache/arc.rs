@@ -26,7 +26,7 @@
 //!
 //! Entries and ghosts share one slab and one index (a ghost costs as much as an entry).
 
-use super::list::{List, Slab, Slot};
+use super::list::{List, Slab, Slot, NIL};
 use super::slots::{SizeTag, SlotIndex};
 use super::{Access, Evicted, Key, Params, Policy, PolicyInfo};
 use crate::error::ConfigError;
@@ -108,32 +108,73 @@ impl Arc {
         self.ghost_hit_at == a.vtime + 1 && (self.last_in_b1 || self.last_in_b2)
     }
 
-    /// Moves slot `s` from the list it is on to the head of `to`.
-    #[inline]
+    /// Moves slot `s` from the list it is on to the head of `to`. (Tags are masked to 0..4
+    /// where they index the lists, which spares the bounds checks.)
+    #[inline(always)]
     fn relist(&mut self, s: Slot, to: u8) {
         let e = self.slab.get_mut(s);
         let from = e.word.tag();
+        if from == to {
+            // A hit in T2, the most common reference: sizes do not change.
+            self.slab.move_to_head(&mut self.lists[(to & 3) as usize], s);
+            return;
+        }
         let size = e.word.size();
         e.word.set_tag(to);
-        self.slab.unlink(&mut self.lists[from as usize], s);
-        self.slab.push_head(&mut self.lists[to as usize], s);
-        self.sizes[from as usize] -= size;
-        self.sizes[to as usize] += size;
+        self.slab.unlink(&mut self.lists[(from & 3) as usize], s);
+        self.slab.push_head(&mut self.lists[(to & 3) as usize], s);
+        self.sizes[(from & 3) as usize] -= size;
+        self.sizes[(to & 3) as usize] += size;
     }
 
     /// Unlinks and forgets slot `s` (an entry or a ghost); returns it.
+    #[inline(always)]
     fn forget(&mut self, s: Slot) -> Entry {
-        let e = *self.slab.get(s);
-        let l = e.word.tag() as usize;
-        self.slab.unlink(&mut self.lists[l], s);
-        self.sizes[l] -= e.word.size();
+        let e = self.unlink_forgotten(s);
         let slab = &self.slab;
         self.index.remove(e.key, |x| slab.get(x).key);
         self.slab.release(s);
         e
     }
 
+    /// `forget` of slot `s`, whose index cell the caller has just found.
+    #[inline]
+    fn forget_cell(&mut self, s: Slot, cell: usize) {
+        self.unlink_forgotten(s);
+        self.index.remove_cell(cell);
+        self.slab.release(s);
+    }
+
+    /// The list and size bookkeeping of forgetting `s`.
+    #[inline(always)]
+    fn unlink_forgotten(&mut self, s: Slot) -> Entry {
+        let e = *self.slab.get(s);
+        let l = e.word.tag() as usize;
+        self.slab.unlink(&mut self.lists[l], s);
+        self.sizes[l] -= e.word.size();
+        e
+    }
+
+    /// Caches `a.key`, which is neither cached nor a ghost, in T2 after a ghost hit, else in T1.
+    #[inline(always)]
+    fn insert_absent(&mut self, a: &Access) {
+        let list = if self.ghost_hit_now(a) {
+            self.last_in_b1 = false;
+            self.last_in_b2 = false;
+            self.ghost_hit_at = 0;
+            T2
+        } else {
+            T1
+        };
+        let s = self.slab.alloc(Entry { key: a.key, word: SizeTag::new(a.size, list) });
+        self.slab.push_head(&mut self.lists[list as usize], s);
+        self.sizes[list as usize] += a.size;
+        let slab = &self.slab;
+        self.index.insert(a.key, s, |x| slab.get(x).key);
+    }
+
     /// Drops the LRU ghost of `list` (B1 or B2).
+    #[inline(always)]
     fn drop_ghost(&mut self, list: u8) {
         if let Some(s) = self.lists[list as usize].tail() {
             self.forget(s);
@@ -157,6 +198,7 @@ impl Arc {
     }
 
     /// REPLACE: demote the LRU of T1 to B1 or the LRU of T2 to B2.
+    #[inline(always)]
     fn replace(&mut self) -> Option<Evicted> {
         let t1 = self.sizes[T1 as usize];
         let t1f = t1 as f64;
@@ -168,6 +210,7 @@ impl Arc {
     }
 
     /// Moves resident slot `s` to the ghost list that shadows its list.
+    #[inline(always)]
     fn replace_slot(&mut self, s: Slot) -> Option<Evicted> {
         let e = *self.slab.get(s);
         let ghost = if e.word.tag() == T1 { B1 } else { B2 };
@@ -202,7 +245,7 @@ impl Policy for Arc {
 
     #[inline]
     fn prefetch(&self, key: Key) {
-        if let Some(s) = self.lookup(key) {
+        if let Some(s) = self.index.find_hint(key) {
             self.slab.prefetch(s);
         }
     }
@@ -214,14 +257,16 @@ impl Policy for Arc {
 
     #[inline]
     fn prefetch_neighbours(&self, key: Key) {
-        if let Some(s) = self.lookup(key) {
+        if let Some(s) = self.index.find_hint(key) {
             self.slab.prefetch_neighbours(s);
         }
     }
 
+    #[inline(always)]
     fn find(&mut self, a: &Access) -> bool {
-        let s = match self.lookup(a.key) {
-            Some(s) => s,
+        let slab = &self.slab;
+        let (cell, s) = match self.index.find_cell(a.key, |x| slab.get(x).key) {
+            Some(found) => found,
             None => return false,
         };
         self.last_in_b1 = false;
@@ -238,7 +283,7 @@ impl Policy for Arc {
                 let (b1, b2) = (self.sizes[B1 as usize] as f64, self.sizes[B2 as usize] as f64);
                 let delta = (b2 / b1).max(1.0);
                 self.p = (self.p + delta).min(self.capacity as f64);
-                self.forget(s);
+                self.forget_cell(s, cell);
                 false
             }
             _ => {
@@ -248,7 +293,7 @@ impl Policy for Arc {
                 let (b1, b2) = (self.sizes[B1 as usize] as f64, self.sizes[B2 as usize] as f64);
                 let delta = (b1 / b2).max(1.0);
                 self.p = (self.p - delta).max(0.0);
-                self.forget(s);
+                self.forget_cell(s, cell);
                 false
             }
         }
@@ -261,21 +306,45 @@ impl Policy for Arc {
             debug_assert!(matches!(self.slab.get(s).word.tag(), B1 | B2), "insert of a cached key");
             self.forget(s);
         }
-        let list = if self.ghost_hit_now(a) {
-            self.last_in_b1 = false;
-            self.last_in_b2 = false;
-            self.ghost_hit_at = 0;
-            T2
-        } else {
-            T1
-        };
-        let s = self.slab.alloc(Entry { key: a.key, word: SizeTag::new(a.size, list) });
-        self.slab.push_head(&mut self.lists[list as usize], s);
-        self.sizes[list as usize] += a.size;
-        let slab = &self.slab;
-        self.index.insert(a.key, s, |x| slab.get(x).key);
+        self.insert_absent(a);
     }
 
+    /// `find`, then on a miss `evict` and `insert` as the default does, without `insert`'s
+    /// second lookup for a ghost: `find` has just dropped any ghost of the key.
+    #[inline(always)]
+    fn get(&mut self, a: &Access) -> bool {
+        if self.find(a) {
+            return true;
+        }
+        if a.size > self.capacity {
+            return false;
+        }
+        while self.occupied() + a.size > self.capacity {
+            if self.evict(a).is_none() {
+                break;
+            }
+        }
+        self.insert_absent(a);
+        false
+    }
+
+    #[inline]
+    fn get_batch(&mut self, batch: &[Access], hits: &mut [bool]) {
+        super::get_batch_keeping_slots(
+            self,
+            batch,
+            hits,
+            |p, key| p.index.prefetch(key),
+            |p, key| {
+                let s = p.index.find_hint(key).unwrap_or(NIL);
+                p.slab.prefetch(s);
+                s
+            },
+            |p, s| p.slab.prefetch_neighbours(s),
+        );
+    }
+
+    #[inline(always)]
     fn evict(&mut self, a: &Access) -> Option<Evicted> {
         if self.lists[T1 as usize].is_empty() && self.lists[T2 as usize].is_empty() {
             return None;

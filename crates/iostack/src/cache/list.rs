@@ -257,10 +257,29 @@ impl<T> Slab<T> {
     /// Moves `s`, which is on `list`, to its head.
     #[inline]
     pub fn move_to_head(&mut self, list: &mut List, s: Slot) {
-        if list.head != s {
-            self.unlink(list, s);
-            self.push_head(list, s);
+        let old = list.head;
+        if old == s {
+            return;
         }
+        // `s` is on the list and not its head, so it has a predecessor and the head is another
+        // entry: relink in place, without `unlink` and `push_head`'s checks for an end.
+        let (prev, next) = {
+            let n = &self.nodes[s as usize];
+            (n.prev, n.next)
+        };
+        self.nodes[prev as usize].next = next;
+        if next != NIL {
+            self.nodes[next as usize].prev = prev;
+        } else {
+            list.tail = prev;
+        }
+        {
+            let n = &mut self.nodes[s as usize];
+            n.prev = NIL;
+            n.next = old;
+        }
+        self.nodes[old as usize].prev = s;
+        list.head = s;
     }
 
     /// Unlinks and returns the tail of `list`.

@@ -68,7 +68,7 @@ impl Policy for Lru {
 
     /// A hit moves the entry to the head. The entry keeps the size it was inserted with, as in
     /// libCacheSim, even if this reference gives another size.
-    #[inline]
+    #[inline(always)]
     fn find(&mut self, a: &Access) -> bool {
         match self.resident.find(a.key) {
             Some(s) => {
@@ -82,6 +82,35 @@ impl Policy for Lru {
     #[inline]
     fn insert(&mut self, a: &Access) {
         self.resident.insert_head(&mut self.list, KeySize { key: a.key, size: a.size });
+    }
+
+    /// The default `get`, with `find` inlined into it.
+    #[inline(always)]
+    fn get(&mut self, a: &Access) -> bool {
+        if self.find(a) {
+            return true;
+        }
+        if a.size > self.capacity {
+            return false;
+        }
+        while self.occupied() + a.size > self.capacity {
+            if self.evict(a).is_none() {
+                break;
+            }
+        }
+        self.insert(a);
+        false
+    }
+
+    fn get_batch(&mut self, batch: &[Access], hits: &mut [bool]) {
+        super::get_batch_keeping_slots(
+            self,
+            batch,
+            hits,
+            |p, key| p.resident.prefetch_index(key),
+            |p, key| p.resident.prefetch_entry(key),
+            |p, s| p.resident.slab().prefetch_neighbours(s),
+        );
     }
 
     #[inline]

@@ -257,6 +257,42 @@ pub trait Policy: Send {
     fn metadata_bytes(&self) -> usize;
 }
 
+/// [`Policy::get_batch`] for a policy whose entry stage can hand a slot to its neighbours stage:
+/// the same hints at the same distances as the default, but `entry` (which finds the slot of a
+/// key and starts loading its node) is called once per reference and the slot it returns is
+/// kept for `neighbours` three references later, instead of the key being looked up again.
+/// A kept slot may be stale by then (its entry evicted and the slot reused): it is only a hint,
+/// and at worst loads the wrong nodes. `index` is the first stage ([`Policy::prefetch_index`]).
+#[inline(always)]
+pub(crate) fn get_batch_keeping_slots<P: Policy>(
+    policy: &mut P,
+    batch: &[Access],
+    hits: &mut [bool],
+    index: impl Fn(&P, Key),
+    entry: impl Fn(&P, Key) -> list::Slot,
+    neighbours: impl Fn(&P, list::Slot),
+) {
+    const INDEX_AHEAD: usize = 10;
+    const ENTRY_AHEAD: usize = 5;
+    const NEIGHBOURS_AHEAD: usize = 2;
+    const RING: usize = 8;
+    assert_eq!(batch.len(), hits.len());
+    let mut found = [list::NIL; RING];
+    for a in batch.iter().take(INDEX_AHEAD) {
+        index(policy, a.key);
+    }
+    for (i, (a, hit)) in batch.iter().zip(hits.iter_mut()).enumerate() {
+        if let Some(n) = batch.get(i + INDEX_AHEAD) {
+            index(policy, n.key);
+        }
+        if let Some(n) = batch.get(i + ENTRY_AHEAD) {
+            found[(i + ENTRY_AHEAD) % RING] = entry(policy, n.key);
+        }
+        neighbours(policy, found[(i + NEIGHBOURS_AHEAD) % RING]);
+        *hit = policy.get(a);
+    }
+}
+
 /// A policy's entry in the registry.
 pub struct PolicyInfo {
     /// Name accepted on the command line (lower case).

@@ -12,7 +12,7 @@
 //! Policies that keep ghosts (history-only entries) in the same slab, such as ARC, count their
 //! sizes per list instead and do not use this set.
 
-use super::list::{List, Slab, Slot};
+use super::list::{List, Slab, Slot, NIL};
 use super::slots::SlotIndex;
 use super::Key;
 
@@ -91,11 +91,18 @@ impl<E: ResidentEntry> ResidentSet<E> {
     /// Asks the CPU to start loading the entry of `key`, if cached (see [`Slab::prefetch`]).
     #[inline]
     pub fn prefetch(&self, key: Key) {
-        // Not `find`: confirming the key would read the entry, waiting for the very load this
-        // hint is meant to start.
-        if let Some(s) = self.index.probable(key) {
+        if let Some(s) = self.index.find_hint(key) {
             self.slab.prefetch(s);
         }
+    }
+
+    /// [`ResidentSet::prefetch`], returning the slot it hinted ([`NIL`] for none), for a
+    /// later [`Slab::prefetch_neighbours`] (see `cache::get_batch_keeping_slots`).
+    #[inline]
+    pub fn prefetch_entry(&self, key: Key) -> Slot {
+        let s = self.index.find_hint(key).unwrap_or(NIL);
+        self.slab.prefetch(s);
+        s
     }
 
     /// Asks the CPU to start loading the index cell of `key` (cached or not).
@@ -107,7 +114,7 @@ impl<E: ResidentEntry> ResidentSet<E> {
     /// Asks the CPU to start loading the list neighbours of `key`'s entry, if cached.
     #[inline]
     pub fn prefetch_neighbours(&self, key: Key) {
-        if let Some(s) = self.find(key) {
+        if let Some(s) = self.index.find_hint(key) {
             self.slab.prefetch_neighbours(s);
         }
     }

@@ -245,11 +245,12 @@ impl SlotIndex {
         self.table.find(h, |c| key_of(c.slot) == key).map(|i| self.table.cell(i).slot)
     }
 
-    /// The slot that probably holds `key`: the first cell on its probe path with its hash,
-    /// without reading the slab to confirm (a 32-bit hash collision can name another key's
-    /// slot). For memory hints, which must not wait for the slab entry they are about to load.
+    /// The slot `key` probably has, for prefetch hints: the first cell on its probe path whose
+    /// 32-bit hash matches, without reading the slab to compare keys. Comparing would be a demand
+    /// load of the very entry the hint is meant to start loading, and would stall there; a false
+    /// match (another key with the same 32-bit hash) only costs a useless prefetch.
     #[inline]
-    pub fn probable(&self, key: Key) -> Option<Slot> {
+    pub fn find_hint(&self, key: Key) -> Option<Slot> {
         let h = hash32(key);
         self.table.find(h, |_| true).map(|i| self.table.cell(i).slot)
     }
@@ -268,6 +269,21 @@ impl SlotIndex {
         let h = hash32(key);
         let i = self.table.vacant(h);
         self.table.fill(i, SlotCell { hash: h, slot });
+    }
+
+    /// The cell and the slot holding `key`. The cell stays valid until the next insert or
+    /// removal, for [`SlotIndex::remove_cell`] (which then needs no second probe).
+    #[inline]
+    pub fn find_cell(&self, key: Key, key_of: impl Fn(Slot) -> Key) -> Option<(usize, Slot)> {
+        let h = hash32(key);
+        self.table.find(h, |c| key_of(c.slot) == key).map(|i| (i, self.table.cell(i).slot))
+    }
+
+    /// Forgets the key of `cell`, as found by [`SlotIndex::find_cell`] since the last insert
+    /// or removal; returns its slot.
+    #[inline]
+    pub fn remove_cell(&mut self, cell: usize) -> Slot {
+        self.table.remove_at(cell).slot
     }
 
     /// Forgets `key`; returns its slot. Call before the slot is released or reused.
