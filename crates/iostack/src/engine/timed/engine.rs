@@ -13,6 +13,9 @@ use crate::prefetch::{BlockPresence, DemandAccess, Fetch, FileView, Prefetcher};
 use crate::sched::{Cause, IoRequest, Scheduler};
 use crate::trace::{Op, Request};
 
+/// Requests read from the trace at a time.
+const INPUT_BATCH: usize = 4096;
+
 /// A boundary of the stack where the request stream can be observed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Boundary {
@@ -270,7 +273,7 @@ impl Engine {
             t0: None,
             last_trace_ns: 0,
             input_done: false,
-            batch: Vec::with_capacity(4096),
+            batch: Vec::with_capacity(INPUT_BATCH),
             batch_pos: 0,
             next_arrival: None,
             skipped: 0,
@@ -397,7 +400,7 @@ impl Engine {
         }
         self.batch.clear();
         self.batch_pos = 0;
-        if reader.read_batch(&mut self.batch, 4096)? == 0 {
+        if reader.read_batch(&mut self.batch, INPUT_BATCH)? == 0 {
             self.input_done = true;
             self.skipped = reader.skipped();
             return Ok(false);
