@@ -313,19 +313,7 @@ impl Policy for Arc {
     /// second lookup for a ghost: `find` has just dropped any ghost of the key.
     #[inline(always)]
     fn get(&mut self, a: &Access) -> bool {
-        if self.find(a) {
-            return true;
-        }
-        if a.size > self.capacity {
-            return false;
-        }
-        while self.occupied() + a.size > self.capacity {
-            if self.evict(a).is_none() {
-                break;
-            }
-        }
-        self.insert_absent(a);
-        false
+        super::reference(self, a, Self::insert_absent)
     }
 
     #[inline]

@@ -87,19 +87,7 @@ impl Policy for Lru {
     /// The default `get`, with `find` inlined into it.
     #[inline(always)]
     fn get(&mut self, a: &Access) -> bool {
-        if self.find(a) {
-            return true;
-        }
-        if a.size > self.capacity {
-            return false;
-        }
-        while self.occupied() + a.size > self.capacity {
-            if self.evict(a).is_none() {
-                break;
-            }
-        }
-        self.insert(a);
-        false
+        super::reference(self, a, |p, a| p.insert(a))
     }
 
     fn get_batch(&mut self, batch: &[Access], hits: &mut [bool]) {

@@ -184,19 +184,7 @@ pub trait Policy: Send {
     /// policy that overrides `get`, than the part of the cache it would go into).
     /// Returns whether it hit.
     fn get(&mut self, a: &Access) -> bool {
-        if self.find(a) {
-            return true;
-        }
-        if a.size > self.capacity() {
-            return false;
-        }
-        while self.occupied() + a.size > self.capacity() {
-            if self.evict(a).is_none() {
-                break;
-            }
-        }
-        self.insert(a);
-        false
+        reference(self, a, |p, a| p.insert(a))
     }
 
     /// A hint that `key` will be referenced soon: a policy may start loading the memory a lookup
@@ -255,6 +243,26 @@ pub trait Policy: Send {
 
     /// Bytes of memory the policy's metadata holds now (tables, lists, ghosts).
     fn metadata_bytes(&self) -> usize;
+}
+
+/// The body of [`Policy::get`]: `find`; on a miss, unless the object is larger than the whole
+/// cache, `evict` until it fits, then `put` it. Generic, so that a policy overriding `get` (to
+/// put without the lookup `insert` would repeat) gets its own copy with every call direct.
+#[inline(always)]
+pub fn reference<P: Policy + ?Sized>(p: &mut P, a: &Access, put: impl FnOnce(&mut P, &Access)) -> bool {
+    if p.find(a) {
+        return true;
+    }
+    if a.size > p.capacity() {
+        return false;
+    }
+    while p.occupied() + a.size > p.capacity() {
+        if p.evict(a).is_none() {
+            break;
+        }
+    }
+    put(p, a);
+    false
 }
 
 /// [`Policy::get_batch`] for a policy whose entry stage can hand a slot to its neighbours stage:
