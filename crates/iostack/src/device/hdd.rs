@@ -399,10 +399,16 @@ impl SeekCurve {
         let (mut a, mut b) = (2.0, max_d as f64);
         for _ in 0..80 {
             let mid = 0.5 * (a + b);
+            let at_end = mid == a || mid == b;
             if Self::with_knee(t2t_ns, full_ns, max_d, mid).weighted_mean_ns() < avg_ns {
                 a = mid;
             } else {
                 b = mid;
+            }
+            // Once the midpoint is an end of the interval (a and b adjacent or equal floats),
+            // this step's update leaves a state that every later step maps to itself: stop.
+            if at_end {
+                break;
             }
         }
         Ok(Self::with_knee(t2t_ns, full_ns, max_d, 0.5 * (a + b)))
