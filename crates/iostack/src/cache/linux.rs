@@ -288,6 +288,21 @@ impl<O: InactiveObserver> TwoListCore<O> {
         (keys(&self.inactive), keys(&self.active))
     }
 
+    /// `Policy::find` of every policy built on this core: whether the page is resident, and a
+    /// demand reference reads it ([`TwoListCore::read`]); a prefetch's lookup touches nothing.
+    #[inline]
+    pub fn find(&mut self, a: &Access) -> bool {
+        match self.lookup(a.key) {
+            Some(s) => {
+                if a.origin == Origin::Demand {
+                    self.read(s);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
     /// A demand read of resident page `s`, as `filemap_read` does it: marks the page accessed
     /// unless the previous demand read was of the same page.
     #[inline]
@@ -509,15 +524,7 @@ impl Policy for Linux {
 
     #[inline]
     fn find(&mut self, a: &Access) -> bool {
-        match self.core.lookup(a.key) {
-            Some(s) => {
-                if a.origin == Origin::Demand {
-                    self.core.read(s);
-                }
-                true
-            }
-            None => false,
-        }
+        self.core.find(a)
     }
 
     fn insert(&mut self, a: &Access) {

@@ -109,15 +109,7 @@ impl Policy for DuloLinux {
 
     #[inline]
     fn find(&mut self, a: &Access) -> bool {
-        match self.core.lookup(a.key) {
-            Some(s) => {
-                if a.origin == Origin::Demand {
-                    self.core.read(s);
-                }
-                true
-            }
-            None => false,
-        }
+        self.core.find(a)
     }
 
     fn insert(&mut self, a: &Access) {
