@@ -41,7 +41,7 @@ fn run_timed(
     let options = ReaderOptions { skip_invalid, csv_mapping, ..Default::default() };
     py.allow_threads(move || {
         // Check the stack and the trace before creating any output file.
-        timed::TimedRun::new(&config).map_err(value_err)?;
+        let stack = timed::TimedRun::new(&config).map_err(value_err)?;
         drop(trace::open(Path::new(&trace), format, &options).map_err(value_err)?);
         let mut observers: Vec<(Boundary, Box<dyn BoundaryObserver>)> = Vec::new();
         for (layer, path) in &dumps {
@@ -55,7 +55,7 @@ fn run_timed(
         }
         let path = Path::new(&trace);
         let mut open = || -> Result<Box<dyn trace::TraceReader>, iostack::error::Error> { Ok(trace::open(path, format, &options)?) };
-        let report = timed::run_trace(&config, &mut open, observers).map_err(|e| match e {
+        let report = timed::run_built(stack, &mut open, observers).map_err(|e| match e {
             iostack::error::Error::Config(c) => value_err(c),
             other => PyOSError::new_err(other.to_string()),
         })?;

@@ -166,7 +166,7 @@ pub fn report(args: &Args) -> anyhow::Result<TimedReport> {
     let csv_mapping = args.mapping.as_deref().map(CsvMapping::parse).transpose()?;
     let options = ReaderOptions { skip_invalid: args.skip_invalid, csv_mapping, ..Default::default() };
     // Check the stack and the trace before creating any output file.
-    timed::TimedRun::new(&config)?;
+    let stack = timed::TimedRun::new(&config)?;
     drop(trace::open(&args.trace, format, &options)?);
     let mut observers: Vec<(Boundary, Box<dyn BoundaryObserver>)> = Vec::new();
     for d in &args.dump {
@@ -182,7 +182,7 @@ pub fn report(args: &Args) -> anyhow::Result<TimedReport> {
     }
     let path = args.trace.clone();
     let mut open = || -> Result<Box<dyn trace::TraceReader>, iostack::error::Error> { Ok(trace::open(&path, format, &options)?) };
-    let rep = timed::run_trace(&config, &mut open, observers).with_context(|| format!("replaying {}", args.trace.display()))?;
+    let rep = timed::run_built(stack, &mut open, observers).with_context(|| format!("replaying {}", args.trace.display()))?;
     Ok(rep)
 }
 

@@ -353,26 +353,7 @@ impl SeekCurve {
     }
 
     /// Fits the curve through track-to-track, average and full-stroke times for `cylinders`.
-    ///
-    /// The fit takes a few tens of milliseconds and a run builds its drive more than once (to
-    /// describe it and to run it), so fitted curves are remembered for the process's life, by
-    /// their exact inputs: the result is the same as fitting again.
     pub fn fit(t2t_ns: f64, avg_ns: f64, full_ns: f64, cylinders: u64) -> Result<SeekCurve, String> {
-        static FITTED: std::sync::Mutex<Vec<([u64; 4], SeekCurve)>> = std::sync::Mutex::new(Vec::new());
-        let key = [t2t_ns.to_bits(), avg_ns.to_bits(), full_ns.to_bits(), cylinders];
-        if let Some(c) = FITTED.lock().ok().and_then(|f| f.iter().find(|(k, _)| *k == key).map(|(_, c)| *c)) {
-            return Ok(c);
-        }
-        let c = Self::fit_uncached(t2t_ns, avg_ns, full_ns, cylinders)?;
-        if let Ok(mut f) = FITTED.lock() {
-            if f.len() < 64 {
-                f.push((key, c));
-            }
-        }
-        Ok(c)
-    }
-
-    fn fit_uncached(t2t_ns: f64, avg_ns: f64, full_ns: f64, cylinders: u64) -> Result<SeekCurve, String> {
         let max_d = cylinders.saturating_sub(1).max(2);
         if !(t2t_ns < avg_ns && avg_ns < full_ns) {
             return Err(format!(

@@ -35,10 +35,7 @@ impl Scheduler for CScan {
         self.queue.add(req);
     }
     fn dispatch(&mut self, _now_ns: u64) -> Option<IoRequest> {
-        let id = match self.queue.only() {
-            Some(id) => id,
-            None => self.queue.at_or_after(self.head.device, self.head.block).or_else(|| self.queue.lowest())?,
-        };
+        let id = self.queue.at_or_after(self.head.device, self.head.block).or_else(|| self.queue.lowest())?;
         let r = self.queue.remove(id);
         self.head = Head::after(&r);
         Some(r)

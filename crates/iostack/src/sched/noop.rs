@@ -32,10 +32,7 @@ impl Scheduler for Noop {
         self.queue.add(req);
     }
     fn dispatch(&mut self, _now_ns: u64) -> Option<IoRequest> {
-        let id = match self.queue.only() {
-            Some(id) => id,
-            None => self.queue.oldest()?,
-        };
+        let id = self.queue.oldest()?;
         Some(self.queue.remove(id))
     }
     fn queued(&self) -> usize {

@@ -245,9 +245,6 @@ impl RequestQueue {
                 self.starts.clear();
                 self.ends.clear();
             }
-        } else if self.live.len() == 1 {
-            debug_assert_eq!(self.live[0], id);
-            self.live.clear();
         } else {
             let i = self.live.iter().position(|&x| x == id).expect("live id");
             self.live.remove(i);
@@ -258,16 +255,6 @@ impl RequestQueue {
     /// The live entry minimising `key` among those `filter` accepts (small-queue mode).
     fn scan_min<K: Ord>(&self, filter: impl Fn(&Entry) -> bool, key: impl Fn(&Entry) -> K) -> Option<Id> {
         self.live.iter().copied().filter(|&id| filter(self.entry(id))).min_by_key(|&id| key(self.entry(id)))
-    }
-
-    /// The one request queued, when there is exactly one: whatever a scheduler's order, it is
-    /// the one to dispatch (a shortcut before the order's own lookups).
-    #[inline]
-    pub fn only(&self) -> Option<Id> {
-        if self.len == 1 && !self.indexed {
-            return self.live.first().copied();
-        }
-        None
     }
 
     /// The oldest request (earliest arrival).

@@ -42,11 +42,6 @@ impl Scheduler for Sstf {
         self.queue.add(req);
     }
     fn dispatch(&mut self, _now_ns: u64) -> Option<IoRequest> {
-        if let Some(id) = self.queue.only() {
-            let r = self.queue.remove(id);
-            self.head = Head::after(&r);
-            return Some(r);
-        }
         let ahead = self.queue.at_or_after(self.head.device, self.head.block);
         let behind = self.queue.before(self.head.device, self.head.block);
         let id = match (ahead, behind) {

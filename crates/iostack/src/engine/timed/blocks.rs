@@ -99,26 +99,6 @@ impl BlockStates {
         }
     }
 
-    /// Marks `key` in flight with `waiter` at the head of its read waiters; returns the
-    /// previous head (`NIL` if none). A new state is written whole, never read back: the
-    /// entry's memory is usually cold, and reading it right after the write would wait for it.
-    #[inline]
-    pub fn start_read(&mut self, key: Key, waiter: u32) -> u32 {
-        match self.map.entry(key) {
-            hashbrown::hash_map::Entry::Occupied(o) => {
-                let st = o.into_mut();
-                st.flags |= INFLIGHT;
-                std::mem::replace(&mut st.read_waiters, waiter)
-            }
-            hashbrown::hash_map::Entry::Vacant(v) => {
-                let c = &mut self.filter[Self::slot(key)];
-                *c = c.saturating_add(1);
-                v.insert(BlockState { flags: INFLIGHT, read_waiters: waiter, ..BlockState::EMPTY });
-                NIL
-            }
-        }
-    }
-
     /// Applies `f` to the state of `key`, if it has one, and drops the state if `f` left it
     /// idle; `None` when `key` has no state.
     #[inline]

@@ -11,7 +11,7 @@ use crate::device::{Device, DeviceRequest, Service, SECTOR};
 use crate::layer::{Below, Layer};
 use crate::prefetch::{BlockPresence, DemandAccess, Fetch, FileView, Prefetcher};
 use crate::sched::{Cause, IoRequest, Scheduler};
-use crate::trace::{Op, Request};
+use crate::trace::{page_of, Op, Request};
 
 /// Requests read from the trace at a time.
 const INPUT_BATCH: usize = 4096;
@@ -141,17 +141,12 @@ pub(crate) struct Counters {
 /// The timed engine. Build it with [`super::TimedRun`]; it is driven by `run`.
 pub struct Engine {
     s: EngineSettings,
-    /// `log2(page_size)` when the page size is a power of two: pages of a byte offset by a
-    /// shift, not a 64-bit division (several per request).
-    page_shift: Option<u32>,
     sectors_per_block: u64,
     policy: Box<dyn Policy>,
     /// `policy.capacity()` and `policy.has_side_evictions()`, constant for the run.
     capacity: u64,
     side_evictions: bool,
     prefetcher: Box<dyn Prefetcher>,
-    /// Whether to hint the policy at the block before each request's first (see `next_request`).
-    hint_previous: bool,
     sched: Box<dyn Scheduler>,
     layers: Vec<Box<dyn Layer>>,
     device: Box<dyn Device>,
@@ -225,13 +220,11 @@ impl Engine {
     ) -> Engine {
         let device_pages = device.capacity_sectors().map(|sec| sec * SECTOR / s.page_size);
         Engine {
-            page_shift: s.page_size.is_power_of_two().then(|| s.page_size.trailing_zeros()),
             sectors_per_block: s.page_size / SECTOR,
             s,
             capacity: policy.capacity(),
             side_evictions: policy.has_side_evictions(),
             policy,
-            hint_previous: prefetcher.name() != "none",
             prefetcher,
             sched,
             layers,
@@ -278,23 +271,6 @@ impl Engine {
             next_arrival: None,
             skipped: 0,
         }
-    }
-
-    /// The page holding byte `offset`.
-    #[inline]
-    fn page_of(&self, offset: u64) -> u64 {
-        match self.page_shift {
-            Some(k) => offset >> k,
-            None => offset / self.s.page_size,
-        }
-    }
-
-    /// `Request::block_range`, with [`Engine::page_of`].
-    #[inline]
-    fn block_range(&self, r: &Request) -> (u64, u64) {
-        let first = self.page_of(r.offset);
-        let end = if r.length == 0 { first + 1 } else { self.page_of(r.offset + r.length - 1) + 1 };
-        (first, end)
     }
 
     pub(crate) fn policy(&self) -> &dyn Policy {
@@ -372,16 +348,12 @@ impl Engine {
         // Let the policy start loading the index cell some requests ahead and the entry a few
         // requests ahead, in two stages so neither stalls (memory prefetches only; no effect on
         // results).
+        let ps = self.s.page_size;
         if let Some(ahead) = self.batch.get(self.batch_pos + 8) {
-            let block = self.page_of(ahead.offset);
-            self.policy.prefetch_index(block_key(ahead.device, block));
-            // Readahead asks whether the page before a missed one is cached.
-            if self.hint_previous {
-                self.policy.prefetch_index(block_key(ahead.device, block.wrapping_sub(1)));
-            }
+            self.policy.prefetch_index(block_key(ahead.device, page_of(ahead.offset, ps)));
         }
         if let Some(ahead) = self.batch.get(self.batch_pos + 3) {
-            self.policy.prefetch(block_key(ahead.device, self.page_of(ahead.offset)));
+            self.policy.prefetch(block_key(ahead.device, page_of(ahead.offset, ps)));
         }
         // Trace time relative to the first request, never going back.
         let t0 = *self.t0.get_or_insert(r.time_ns);
@@ -606,7 +578,7 @@ impl Engine {
             self.notify(Boundary::Front, &seen);
         }
         let ps = self.s.page_size;
-        let (first, end) = self.block_range(&r);
+        let (first, end) = r.block_range(ps);
         self.c.front.blocks += end - first;
         let pend = self.alloc_pending(Pending { proc: p, issue_ns: self.now, outstanding: 0 });
         if write {
@@ -621,7 +593,7 @@ impl Engine {
                         Some(sz) => sz.div_ceil(ps),
                         None => self.extents.get(&(false, f.id)).copied().unwrap_or(u64::MAX),
                     };
-                    (f.id, false, self.page_of(f.offset), size)
+                    (f.id, false, page_of(f.offset, ps), size)
                 }
                 None => (r.device as u64, true, first, self.device_pages.unwrap_or_else(|| {
                     self.extents.get(&(true, r.device as u64)).copied().unwrap_or(u64::MAX)
@@ -713,7 +685,9 @@ impl Engine {
                 self.c.cache.demand_fetched += 1;
                 // Mark in flight and wait, with one map operation.
                 let node = self.alloc_wait(WaitNode { pending: pend, next: NIL });
-                self.waits[node as usize].next = self.blocks.start_read(key, node);
+                let st = self.blocks.or_empty(key);
+                st.flags |= INFLIGHT;
+                self.waits[node as usize].next = std::mem::replace(&mut st.read_waiters, node);
                 self.pending[pend as usize].outstanding += 1;
                 self.push_read(device, block, Cause::Demand, true);
                 fetched_now = true;
@@ -1118,9 +1092,9 @@ impl Engine {
         self.c.end_ns = self.now;
         self.in_device_free.push(slot);
         self.in_device_count -= 1;
+        let write = r.op.is_write();
         for b in r.block..r.end() {
             let key = block_key(r.device, b);
-            let write = r.op.is_write();
             let Some((waiters, was_evicted)) = self.blocks.update(key, |st| {
                 if write {
                     (std::mem::replace(&mut st.write_waiters, NIL), false)

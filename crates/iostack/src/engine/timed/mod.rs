@@ -190,7 +190,16 @@ pub fn run_trace(
     open: &mut dyn FnMut() -> Result<Box<dyn TraceReader>, Error>,
     observers: Vec<(Boundary, Box<dyn BoundaryObserver>)>,
 ) -> Result<TimedReport, Error> {
-    let mut run = TimedRun::new(config)?;
+    run_built(TimedRun::new(config)?, open, observers)
+}
+
+/// [`run_trace`] with the stack already built (a caller that builds it first to check the
+/// config before opening its outputs runs that stack, instead of building it again).
+pub fn run_built(
+    mut run: TimedRun,
+    open: &mut dyn FnMut() -> Result<Box<dyn TraceReader>, Error>,
+    observers: Vec<(Boundary, Box<dyn BoundaryObserver>)>,
+) -> Result<TimedReport, Error> {
     for (b, o) in observers {
         run.observe(b, o);
     }
