@@ -167,6 +167,10 @@ pub struct Engine {
     wait_free: Vec<u32>,
     pending: Vec<Pending>,
     pending_free: Vec<u32>,
+    /// The request being started, and its slot in `pending`: `NIL` until one of its blocks has
+    /// to be waited for (most requests complete at once, and never take a slot).
+    cur: Pending,
+    cur_slot: u32,
     procs: Vec<Proc>,
     proc_of: hashbrown::HashMap<u32, u32, rustc_hash::FxBuildHasher>,
     /// The last (pid, process index) looked up: traces come in runs of one process.
@@ -175,6 +179,8 @@ pub struct Engine {
     in_device_free: Vec<u32>,
     in_device_count: u32,
     sched_wake_armed: Option<u64>,
+    /// The scheduler holds requests (it changes only through `to_sched` and `kick`'s dispatches).
+    sched_holds: bool,
     dirty_fifo: VecDeque<(u64, Key)>,
     flush_armed: bool,
     fetch_buf: Vec<Fetch>,
@@ -241,6 +247,8 @@ impl Engine {
             wait_free: Vec::new(),
             pending: Vec::new(),
             pending_free: Vec::new(),
+            cur: Pending { proc: 0, issue_ns: 0, outstanding: 0 },
+            cur_slot: NIL,
             procs: Vec::new(),
             proc_of: Default::default(),
             last_proc: (0, 0),
@@ -248,6 +256,7 @@ impl Engine {
             in_device_free: Vec::new(),
             in_device_count: 0,
             sched_wake_armed: None,
+            sched_holds: false,
             dirty_fifo: VecDeque::new(),
             flush_armed: false,
             fetch_buf: Vec::new(),
@@ -580,10 +589,11 @@ impl Engine {
         let ps = self.s.page_size;
         let (first, end) = r.block_range(ps);
         self.c.front.blocks += end - first;
-        let pend = self.alloc_pending(Pending { proc: p, issue_ns: self.now, outstanding: 0 });
+        self.cur = Pending { proc: p, issue_ns: self.now, outstanding: 0 };
+        debug_assert_eq!(self.cur_slot, NIL);
         if write {
             for b in first..end {
-                self.access_write(r.device, b, pid, pend);
+                self.access_write(r.device, b, pid);
             }
         } else {
             // The file the blocks belong to, for the prefetcher.
@@ -601,27 +611,33 @@ impl Engine {
             };
             for b in first..end {
                 let file = FileView { id, is_device, index: first_index + (b - first), size_pages };
-                self.access_read(r.device, b, file, end - b, pid, pend);
+                self.access_read(r.device, b, file, end - b, pid);
             }
         }
         self.flush_runs();
         self.kick();
-        if self.pending[pend as usize].outstanding == 0 {
-            self.complete(pend);
+        // Nothing to wait for: the request completed now.
+        if std::mem::replace(&mut self.cur_slot, NIL) == NIL {
+            self.request_done(self.cur.proc, self.cur.issue_ns);
         }
     }
 
-    fn alloc_pending(&mut self, p: Pending) -> u32 {
-        match self.pending_free.pop() {
-            Some(i) => {
-                self.pending[i as usize] = p;
-                i
-            }
-            None => {
-                self.pending.push(p);
-                (self.pending.len() - 1) as u32
-            }
+    /// The slot of the request being started, taken on its first wait; counts one more wait.
+    fn wait_on_current(&mut self) -> u32 {
+        if self.cur_slot == NIL {
+            self.cur_slot = match self.pending_free.pop() {
+                Some(i) => {
+                    self.pending[i as usize] = self.cur;
+                    i
+                }
+                None => {
+                    self.pending.push(self.cur);
+                    (self.pending.len() - 1) as u32
+                }
+            };
         }
+        self.pending[self.cur_slot as usize].outstanding += 1;
+        self.cur_slot
     }
 
     #[inline]
@@ -630,7 +646,7 @@ impl Engine {
     }
 
     /// One demand read of one block.
-    fn access_read(&mut self, device: u32, block: u64, file: FileView, req_pages: u64, pid: u32, pend: u32) {
+    fn access_read(&mut self, device: u32, block: u64, file: FileView, req_pages: u64, pid: u32) {
         let key = block_key(device, block);
         self.vtime += 1;
         let acc = self.access(key, Op::Read, pid, Origin::Demand);
@@ -679,22 +695,22 @@ impl Engine {
                 debug_assert!(st.flags & EVICTED != 0);
                 st.flags &= !EVICTED;
                 self.evicted_reads -= 1;
-                self.wait_read(key, pend);
+                self.wait_read(key);
                 self.drain_side();
             } else {
                 self.c.cache.demand_fetched += 1;
                 // Mark in flight and wait, with one map operation.
+                let pend = self.wait_on_current();
                 let node = self.alloc_wait(WaitNode { pending: pend, next: NIL });
                 let st = self.blocks.or_empty(key);
                 st.flags |= INFLIGHT;
                 self.waits[node as usize].next = std::mem::replace(&mut st.read_waiters, node);
-                self.pending[pend as usize].outstanding += 1;
                 self.push_read(device, block, Cause::Demand, true);
                 fetched_now = true;
                 self.drain_side();
             }
         } else if in_flight {
-            self.wait_read(key, pend);
+            self.wait_read(key);
         }
         if !self.fetch_buf.is_empty() {
             let fetches = std::mem::take(&mut self.fetch_buf);
@@ -740,7 +756,7 @@ impl Engine {
     }
 
     /// One demand write of one block.
-    fn access_write(&mut self, device: u32, block: u64, pid: u32, pend: u32) {
+    fn access_write(&mut self, device: u32, block: u64, pid: u32) {
         let key = block_key(device, block);
         self.vtime += 1;
         let acc = self.access(key, Op::Write, pid, Origin::Demand);
@@ -780,7 +796,7 @@ impl Engine {
         }
         if self.s.write_through {
             self.c.cache.write_through += 1;
-            self.wait_write(key, pend);
+            self.wait_write(key);
             self.push_write(device, block, Cause::Demand, true);
         } else if newly_dirty {
             self.dirty_fifo.push_back((self.now, key));
@@ -865,18 +881,18 @@ impl Engine {
     }
 
     #[inline]
-    fn wait_read(&mut self, key: Key, pend: u32) {
+    fn wait_read(&mut self, key: Key) {
+        let pend = self.wait_on_current();
         let node = self.alloc_wait(WaitNode { pending: pend, next: NIL });
         let st = self.blocks.or_empty(key);
         self.waits[node as usize].next = std::mem::replace(&mut st.read_waiters, node);
-        self.pending[pend as usize].outstanding += 1;
     }
 
-    fn wait_write(&mut self, key: Key, pend: u32) {
+    fn wait_write(&mut self, key: Key) {
+        let pend = self.wait_on_current();
         let node = self.alloc_wait(WaitNode { pending: pend, next: NIL });
         let st = self.blocks.or_empty(key);
         self.waits[node as usize].next = std::mem::replace(&mut st.write_waiters, node);
-        self.pending[pend as usize].outstanding += 1;
     }
 
     fn alloc_wait(&mut self, w: WaitNode) -> u32 {
@@ -906,20 +922,26 @@ impl Engine {
         }
     }
 
-    /// A request completed now.
+    /// The request waiting in slot `pend` completed now.
     fn complete(&mut self, pend: u32) {
         let p = self.pending[pend as usize];
         self.pending_free.push(pend);
-        let rt = self.now - p.issue_ns;
+        self.request_done(p.proc, p.issue_ns);
+    }
+
+    /// A request of process `proc` issued at `issue_ns` completed now.
+    #[inline]
+    fn request_done(&mut self, p: u32, issue_ns: u64) {
+        let rt = self.now - issue_ns;
         self.c.response.record(rt);
         self.c.elapsed_ns = self.c.elapsed_ns.max(self.now);
-        let proc = &mut self.procs[p.proc as usize];
+        let proc = &mut self.procs[p as usize];
         proc.response_sum += rt as u128;
         proc.response_max = proc.response_max.max(rt);
         proc.requests += 1;
         proc.end_ns = self.now;
         if self.s.replay == Replay::Closed {
-            self.ready.push(p.proc);
+            self.ready.push(p);
         }
     }
 
@@ -977,7 +999,16 @@ impl Engine {
         }
     }
 
+    /// Hands the runs being built to the scheduler.
+    #[inline]
     fn flush_runs(&mut self) {
+        if self.read_run.is_some() || self.write_run.is_some() {
+            self.flush_runs_now();
+        }
+    }
+
+    #[inline(never)]
+    fn flush_runs_now(&mut self) {
         if let Some(r) = self.read_run.take() {
             self.to_sched(r);
         }
@@ -1007,14 +1038,20 @@ impl Engine {
             self.notify(Boundary::Cache, &q);
         }
         self.sched.add(r, self.now);
+        self.sched_holds = true;
     }
 
     /// Hands requests to the device while it has room.
+    #[inline]
     fn kick(&mut self) {
-        // Nothing to hand over (the common case after a hit): skip the scheduler's calls.
-        if self.in_device_count >= self.s.queue_depth || self.sched.queued() == 0 {
-            return;
+        // Nothing to hand over (the common case after a hit): no call at all.
+        if self.sched_holds && self.in_device_count < self.s.queue_depth {
+            self.dispatch_to_device();
         }
+    }
+
+    #[inline(never)]
+    fn dispatch_to_device(&mut self) {
         while self.in_device_count < self.s.queue_depth {
             let Some(r) = self.sched.dispatch(self.now) else { break };
             self.c.sched.requests_out += 1;
@@ -1047,7 +1084,8 @@ impl Engine {
             self.in_device_count += 1;
             self.push(service.finish_ns.max(self.now), Kind::Done, slot);
         }
-        if self.sched.queued() > 0 && self.in_device_count < self.s.queue_depth {
+        self.sched_holds = self.sched.queued() > 0;
+        if self.sched_holds && self.in_device_count < self.s.queue_depth {
             if let Some(t) = self.sched.wake_at() {
                 if self.sched_wake_armed.map_or(true, |a| a > t) {
                     self.sched_wake_armed = Some(t);
