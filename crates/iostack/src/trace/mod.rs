@@ -228,7 +228,8 @@ impl Request {
 /// a request.
 #[inline]
 pub fn page_of(offset: u64, page_size: u64) -> u64 {
-    if page_size.is_power_of_two() {
+    // `is_power_of_two` counts bits, which takes a dozen instructions on x86-64 without POPCNT.
+    if page_size != 0 && page_size & (page_size - 1) == 0 {
         offset >> page_size.trailing_zeros()
     } else {
         offset / page_size
