@@ -442,9 +442,9 @@ impl Engine {
         }
     }
 
-    /// Closed loop, after process `p`'s request completed at once (a hit): issues its next
-    /// request here if the event queue would hand that issue back straight away (no other
-    /// event due at or before it), which is what most hits lead to; the event order, and so
+    /// Closed loop, after process `p`'s request completed (the only one that did): issues its
+    /// next request here if the event queue would hand that issue back straight away (no other
+    /// event due at or before it), which is what most completions lead to; the event order, and so
     /// every result, is the same as going through the queue. Returns the request to issue, or
     /// `None` when the issue was left to the queue (or `p` has no more requests).
     fn next_issue_inline(&mut self, reader: &mut dyn crate::trace::TraceReader, p: u32) -> InputResult<Option<Request>> {
@@ -482,6 +482,29 @@ impl Engine {
         Ok(Some(next))
     }
 
+    /// Closed loop, after an event: the processes whose request completed continue (here, after
+    /// the event, so that trace reading errors propagate). A lone one issues its next requests
+    /// itself for as long as no other event comes first (see `next_issue_inline`); otherwise
+    /// each gets an issue event.
+    fn continue_ready(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<()> {
+        while let [p] = self.ready[..] {
+            match self.next_issue_inline(reader, p)? {
+                Some(r) => self.start_request(p, r),
+                None => return Ok(()),
+            }
+        }
+        if !self.ready.is_empty() {
+            let mut ready = std::mem::take(&mut self.ready);
+            for &p in &ready {
+                self.fill(reader, Some(p))?;
+                self.continue_proc(p);
+            }
+            ready.clear();
+            self.ready = ready;
+        }
+        Ok(())
+    }
+
     // ----- the run -----
 
     pub(crate) fn run(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<()> {
@@ -500,17 +523,8 @@ impl Engine {
             match e.kind {
                 Kind::Issue => {
                     let p = e.arg;
-                    let mut r = self.procs[p as usize].queue.pop_front().expect("issue with a queued request");
-                    loop {
-                        self.start_request(p, r);
-                        if self.s.replay != Replay::Closed || self.ready.len() != 1 {
-                            break;
-                        }
-                        match self.next_issue_inline(reader, p)? {
-                            Some(next) => r = next,
-                            None => break,
-                        }
-                    }
+                    let r = self.procs[p as usize].queue.pop_front().expect("issue with a queued request");
+                    self.start_request(p, r);
                 }
                 Kind::Arrive => {
                     let r = self.next_arrival.take().expect("arrival");
@@ -528,18 +542,8 @@ impl Engine {
                     self.kick();
                 }
             }
-            // Closed loop: processes whose request completed continue here (after the event, so
-            // trace reading errors propagate).
             if self.s.replay == Replay::Closed {
-                if !self.ready.is_empty() {
-                    let mut ready = std::mem::take(&mut self.ready);
-                    for &p in &ready {
-                        self.fill(reader, Some(p))?;
-                        self.continue_proc(p);
-                    }
-                    ready.clear();
-                    self.ready = ready;
-                }
+                self.continue_ready(reader)?;
             }
         }
         self.c.end_ns = self.c.end_ns.max(self.c.elapsed_ns);
