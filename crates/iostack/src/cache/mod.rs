@@ -127,7 +127,7 @@ pub struct Evicted {
 /// - make `get` equivalent to `find`, then on a miss (when the object fits at all) `evict` until
 ///   it fits, then `insert`, when it overrides `get` for speed;
 /// - be deterministic: the same calls give the same answers (seeded randomness only).
-pub trait Policy: Send {
+pub trait Policy: std::any::Any + Send {
     /// Short name, as accepted by [`build`].
     fn name(&self) -> &str;
     /// Capacity in the cache's unit.

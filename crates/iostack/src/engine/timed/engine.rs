@@ -109,13 +109,13 @@ pub struct EngineSettings {
     pub resolved: Resolved,
 }
 
-struct Presence<'a> {
-    policy: &'a dyn Policy,
+struct Presence<'a, P: ?Sized> {
+    policy: &'a P,
     blocks: &'a BlockStates,
     evicted_reads: u32,
 }
 
-impl BlockPresence for Presence<'_> {
+impl<P: Policy + ?Sized> BlockPresence for Presence<'_, P> {
     #[inline]
     fn is_cached(&self, device: u32, block: u64) -> bool {
         let k = block_key(device, block);
@@ -139,10 +139,14 @@ pub(crate) struct Counters {
 }
 
 /// The timed engine. Build it with [`super::TimedRun`]; it is driven by `run`.
-pub struct Engine {
+///
+/// It is generic over its policy, which it asks several times per request: `Engine<Lru>` runs
+/// the default policy with those calls compiled in, `Engine` (the policy as a trait object)
+/// any policy. Both are the same code, so they give the same results.
+pub struct Engine<P: Policy + ?Sized = dyn Policy> {
     s: EngineSettings,
     sectors_per_block: u64,
-    policy: Box<dyn Policy>,
+    policy: Box<P>,
     /// `policy.capacity()` and `policy.has_side_evictions()`, constant for the run.
     capacity: u64,
     side_evictions: bool,
@@ -215,15 +219,15 @@ pub struct Engine {
 /// Result of the trace input.
 pub(crate) type InputResult<T> = Result<T, crate::error::Error>;
 
-impl Engine {
+impl<P: Policy + ?Sized> Engine<P> {
     pub(crate) fn new(
         s: EngineSettings,
-        policy: Box<dyn Policy>,
+        policy: Box<P>,
         prefetcher: Box<dyn Prefetcher>,
         sched: Box<dyn Scheduler>,
         layers: Vec<Box<dyn Layer>>,
         device: Box<dyn Device>,
-    ) -> Engine {
+    ) -> Engine<P> {
         let device_pages = device.capacity_sectors().map(|sec| sec * SECTOR / s.page_size);
         Engine {
             sectors_per_block: s.page_size / SECTOR,
@@ -282,7 +286,7 @@ impl Engine {
         }
     }
 
-    pub(crate) fn policy(&self) -> &dyn Policy {
+    pub(crate) fn policy(&self) -> &P {
         &*self.policy
     }
     pub(crate) fn prefetcher(&self) -> &dyn Prefetcher {
@@ -566,7 +570,7 @@ impl Engine {
     }
 }
 
-impl Engine {
+impl<P: Policy + ?Sized> Engine<P> {
     // ----- requests -----
 
     fn start_request(&mut self, p: u32, r: Request) {

@@ -37,10 +37,27 @@ use crate::metrics::{Granularity, ProbeConfig};
 use crate::trace::TraceReader;
 use engine::{Engine, EngineSettings};
 
+/// The engine of a stack: compiled for its policy when that is LRU (the default, and the most
+/// used), else with the policy behind a trait object.
+enum StackEngine {
+    Lru(Engine<crate::cache::lru::Lru>),
+    Any(Engine),
+}
+
+/// Runs `$body` with `$e` bound to the engine, whichever form it has.
+macro_rules! with_engine {
+    ($engine:expr, $e:ident => $body:expr) => {
+        match $engine {
+            StackEngine::Lru($e) => $body,
+            StackEngine::Any($e) => $body,
+        }
+    };
+}
+
 /// A timed stack built from a config, ready to run one trace.
 pub struct TimedRun {
     config: StackConfig,
-    engine: Engine,
+    engine: StackEngine,
     /// The locality probes `config.locality` installed, by boundary (shared with the engine's
     /// observer list, which notifies them).
     probes: Option<[SharedProbe; 4]>,
@@ -84,11 +101,17 @@ impl TimedRun {
             processes: config.processes,
             resolved,
         };
-        let mut engine = Engine::new(settings, policy, prefetcher, sched, layers, device);
+        let is_lru = (policy.as_ref() as &dyn std::any::Any).is::<crate::cache::lru::Lru>();
+        let mut engine = if is_lru {
+            let lru = (policy as Box<dyn std::any::Any>).downcast().expect("the policy is LRU");
+            StackEngine::Lru(Engine::new(settings, lru, prefetcher, sched, layers, device))
+        } else {
+            StackEngine::Any(Engine::new(settings, policy, prefetcher, sched, layers, device))
+        };
         let probes = config.locality.then(|| {
             Boundary::ALL.map(|b| {
                 let probe = SharedProbe::new(ProbeConfig { granularity: Granularity::Bytes(config.page_size), ..Default::default() });
-                engine.add_observer(b, Box::new(probe.clone()));
+                with_engine!(&mut engine, e => e.add_observer(b, Box::new(probe.clone())));
                 probe
             })
         });
@@ -97,7 +120,7 @@ impl TimedRun {
 
     /// Observes the stream crossing `boundary` (locality probes, dumps).
     pub fn observe(&mut self, boundary: Boundary, observer: Box<dyn BoundaryObserver>) {
-        self.engine.add_observer(boundary, observer);
+        with_engine!(&mut self.engine, e => e.add_observer(boundary, observer));
     }
 
     /// Whether the run wants file sizes inferred by a first pass over the trace
@@ -105,15 +128,15 @@ impl TimedRun {
     /// pass could learn nothing, because the trace names no files (`carries_files`) and the
     /// device's capacity already sizes the raw device.
     pub fn wants_extents(&self, carries_files: bool) -> bool {
-        self.config.file_sizes == FileSizes::Infer
-            && self.engine.prefetcher().name() != "none"
-            && (carries_files || self.engine.device().capacity_sectors().is_none())
+        let (prefetcher, device) = with_engine!(&self.engine, e => (e.prefetcher(), e.device()));
+        self.config.file_sizes == FileSizes::Infer && prefetcher.name() != "none" && (carries_files || device.capacity_sectors().is_none())
     }
 
     /// First pass: the largest extent accessed in each file (requests with a file but no file
     /// size) and on each device (requests without a file), as file sizes for the prefetcher.
     pub fn scan_extents(&mut self, reader: &mut dyn TraceReader) -> Result<(), Error> {
         let ps = self.config.page_size;
+        let extents = with_engine!(&mut self.engine, e => &mut e.extents);
         let mut buf = Vec::with_capacity(4096);
         loop {
             buf.clear();
@@ -127,7 +150,7 @@ impl TimedRun {
                     None => ((true, r.device as u64), r.offset + r.length.max(1)),
                 };
                 let pages = end.div_ceil(ps);
-                let e = self.engine.extents.entry(key).or_insert(0);
+                let e = extents.entry(key).or_insert(0);
                 *e = (*e).max(pages);
             }
         }
@@ -135,53 +158,60 @@ impl TimedRun {
     }
 
     /// Replays the trace through the stack and reports.
-    pub fn run(mut self, reader: &mut dyn TraceReader) -> Result<TimedReport, Error> {
-        self.engine.run(reader)?;
-        let e = &mut self.engine;
-        let mut probes = std::collections::BTreeMap::new();
-        let locality = self.probes.as_ref().map(|[front, cache, sched, device]| BoundaryLocality {
-            front: front.report(),
-            cache: cache.report(),
-            sched: sched.report(),
-            device: device.report(),
-        });
-        for (b, o) in e.observers.iter_mut() {
-            let v = o.finish().map_err(|m| Error::Io(std::io::Error::other(format!("{} boundary: {m}", b.name()))))?;
-            if !v.is_null() {
-                probes.insert(b.name().to_string(), v);
-            }
-        }
-        let resolved = serde_json::json!({
-            "policy": e.policy().name(),
-            "cache": format!("{} blocks of {} bytes", self.config.resolve().map(|r| r.cache_blocks).unwrap_or(0), self.config.page_size),
-            "prefetch": e.prefetcher().name(),
-            "sched": e.scheduler().name(),
-            "layers": e.layers().iter().map(|l| l.name()).collect::<Vec<_>>(),
-            "device": e.device().name(),
-            "device_parameters": e.device().parameters(),
-            "replay": match self.config.replay { Replay::Closed => format!("closed, think {}", self.config.think), Replay::Open => "open".to_string() },
-        });
-        let c = &e.c;
-        let hit_ratio = if c.cache.accesses == 0 { 0.0 } else { c.cache.hits as f64 / c.cache.accesses as f64 };
-        Ok(TimedReport {
-            config: self.config.clone(),
-            resolved,
-            elapsed_ns: c.elapsed_ns,
-            end_ns: c.end_ns,
-            device_busy_ns: c.device.busy_ns,
-            device_requests: c.device.requests,
-            hit_ratio,
-            front: c.front.clone(),
-            cache: c.cache.clone(),
-            sched: c.sched.clone(),
-            device: c.device.clone(),
-            response: c.response.summary(),
-            processes: e.process_reports(),
-            locality,
-            probes,
-            skipped: e.skipped,
+    pub fn run(self, reader: &mut dyn TraceReader) -> Result<TimedReport, Error> {
+        let TimedRun { config, mut engine, probes } = self;
+        with_engine!(&mut engine, e => {
+            e.run(reader)?;
+            report(&config, &probes, e)
         })
     }
+}
+
+/// The report of engine `e` after its run of `config`'s stack.
+fn report<P: crate::cache::Policy + ?Sized>(config: &StackConfig, locality_probes: &Option<[SharedProbe; 4]>, e: &mut Engine<P>) -> Result<TimedReport, Error> {
+    let mut probes = std::collections::BTreeMap::new();
+    let locality = locality_probes.as_ref().map(|[front, cache, sched, device]| BoundaryLocality {
+        front: front.report(),
+        cache: cache.report(),
+        sched: sched.report(),
+        device: device.report(),
+    });
+    for (b, o) in e.observers.iter_mut() {
+        let v = o.finish().map_err(|m| Error::Io(std::io::Error::other(format!("{} boundary: {m}", b.name()))))?;
+        if !v.is_null() {
+            probes.insert(b.name().to_string(), v);
+        }
+    }
+    let resolved = serde_json::json!({
+        "policy": e.policy().name(),
+        "cache": format!("{} blocks of {} bytes", config.resolve().map(|r| r.cache_blocks).unwrap_or(0), config.page_size),
+        "prefetch": e.prefetcher().name(),
+        "sched": e.scheduler().name(),
+        "layers": e.layers().iter().map(|l| l.name()).collect::<Vec<_>>(),
+        "device": e.device().name(),
+        "device_parameters": e.device().parameters(),
+        "replay": match config.replay { Replay::Closed => format!("closed, think {}", config.think), Replay::Open => "open".to_string() },
+    });
+    let c = &e.c;
+    let hit_ratio = if c.cache.accesses == 0 { 0.0 } else { c.cache.hits as f64 / c.cache.accesses as f64 };
+    Ok(TimedReport {
+        config: config.clone(),
+        resolved,
+        elapsed_ns: c.elapsed_ns,
+        end_ns: c.end_ns,
+        device_busy_ns: c.device.busy_ns,
+        device_requests: c.device.requests,
+        hit_ratio,
+        front: c.front.clone(),
+        cache: c.cache.clone(),
+        sched: c.sched.clone(),
+        device: c.device.clone(),
+        response: c.response.summary(),
+        processes: e.process_reports(),
+        locality,
+        probes,
+        skipped: e.skipped,
+    })
 }
 
 /// Runs a config over a trace that `open` can open (twice when file sizes are inferred).
