@@ -13,8 +13,8 @@
 //!   and 5 s (writes), reads preferred, writes starved at most twice.
 //! - [`batch`]: ACFS limited batch scheduling: take up to B requests, serve them in LBN order.
 //!
-//! All of them share [`queue::RequestQueue`], which does the merging and keeps the LBN and
-//! arrival indexes, so a scheduler is only its choice rule.
+//! All of them share [`queue::RequestQueue`], which does the merging and answers the questions
+//! by block position and by arrival, so a scheduler is only its choice rule.
 
 use crate::error::ConfigError;
 use crate::trace::Op;

@@ -1,5 +1,5 @@
-//! The queue every scheduler keeps: merging of adjacent requests, and indexes by disk position
-//! and by arrival.
+//! The queue every scheduler keeps: merging of adjacent requests, and the questions schedulers
+//! ask of it (oldest, lowest, first at or after a position, last before one).
 //!
 //! A request is merged with a queued one when they touch (one ends where the other starts), go
 //! the same direction on the same device, and the merged request stays within the maximum size:
@@ -8,17 +8,37 @@
 //! merge do). A merged request keeps the earliest arrival of its parts, is synchronous if any
 //! part is, and takes the most urgent cause (demand, then prefetch, then write-back).
 //!
-//! Indexes: `by_pos` orders requests by (device, first block) for elevators; `by_arrival` by
-//! arrival (the sequence number of the earliest part) for FIFO rules. Both are B-trees: queues hold few requests (one per waiting process,
-//! plus prefetch and write-back), so O(log n) is cheap and the order is deterministic.
+//! Every queued request carries a sequence number: its own arrival rank, or for a merged request
+//! the smallest of its parts', so that "oldest" means "whose earliest part came first". Disk
+//! order is (device, first block, sequence number), a total order, so every question has exactly
+//! one answer and the result is deterministic.
+//!
+//! Two representations, chosen by size:
+//!
+//! - Small (up to `LINEAR_MAX` requests, nearly always: a closed-loop replay keeps one request
+//!   per waiting process, plus prefetch and write-back): the requests themselves lie in one
+//!   vector, in insertion order, and every question is a scan of it. A handle is a position in
+//!   that vector; removal shifts the later ones down, so the order is kept. With one request
+//!   queued, which is the usual state when requests leave one at a time, each question is a
+//!   single comparison (or none) and removal a pop.
+//! - Indexed (beyond `LINEAR_MAX`, until the queue empties again): requests live in slots
+//!   reused through a free list, a handle is a slot number, and B-trees by disk order and by
+//!   arrival, plus hash maps of start and end blocks for merging, answer the questions in
+//!   O(log n). The maps keep one request per block: should requests of one direction overlap,
+//!   the first indexed keeps the block (the small mode's scans also take the first queued),
+//!   and the block is forgotten when that request leaves.
+//!
+//! Handles are valid until the queue next changes (an `add` or a `remove`): schedulers ask, then
+//! remove the one request they chose.
 
 use std::collections::BTreeMap;
 
 use super::{Cause, IoRequest};
+use crate::trace::Op;
 
 type EdgeMap = hashbrown::HashMap<(u32, bool, u64), u32, rustc_hash::FxBuildHasher>;
 
-/// Up to this many queued requests, lookups scan a small vector (faster than tree and hash
+/// Up to this many queued requests, questions scan a small vector (faster than tree and hash
 /// indexes for the few requests a closed-loop replay keeps queued); beyond it, the indexes are
 /// built and kept until the queue empties.
 const LINEAR_MAX: usize = 32;
@@ -30,32 +50,118 @@ struct Entry {
 }
 
 impl Entry {
+    /// Disk order.
     #[inline]
     fn pos(&self) -> (u32, u64, u64) {
         (self.req.device, self.req.block, self.seq)
     }
 }
 
-/// Queued requests with merging and position/arrival indexes.
+/// Queued requests with merging, answering questions by position and arrival.
 #[derive(Debug)]
 pub struct RequestQueue {
     max_blocks: u32,
-    slots: Vec<Option<Entry>>,
-    free: Vec<u32>,
-    /// Live ids while the queue is small (no indexes).
-    live: Vec<u32>,
-    indexed: bool,
+    /// Requests queued (after merging).
     len: usize,
-    by_pos: BTreeMap<(u32, u64, u64), u32>,
-    by_arrival: BTreeMap<u64, u32>,
-    starts: EdgeMap,
-    ends: EdgeMap,
+    /// Which representation holds them: `big` (indexed) or `small`; the other is empty.
+    indexed: bool,
+    /// Small mode: the queued requests, in insertion order.
+    small: Vec<Entry>,
+    /// Indexed mode: the queued requests in slots, with the indexes.
+    big: Indexed,
     next_seq: u64,
     merges: u64,
 }
 
-/// Handle of a queued request (valid until it is removed).
+/// Handle of a queued request: valid until the queue next changes.
 pub type Id = u32;
+
+/// The indexed representation (slots, disk-order and arrival B-trees, start and end maps).
+#[derive(Debug, Default)]
+struct Indexed {
+    slots: Vec<Option<Entry>>,
+    free: Vec<u32>,
+    by_pos: BTreeMap<(u32, u64, u64), u32>,
+    by_arrival: BTreeMap<u64, u32>,
+    starts: EdgeMap,
+    ends: EdgeMap,
+}
+
+// The indexed mode's operations stay out of line, so that the small mode's paths, inlined into
+// the schedulers, stay short.
+impl Indexed {
+    fn entry(&self, id: Id) -> &Entry {
+        self.slots[id as usize].as_ref().expect("live queue entry")
+    }
+
+    #[inline(never)]
+    fn insert(&mut self, e: Entry) -> Id {
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = Some(e);
+                id
+            }
+            None => {
+                self.slots.push(Some(e));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let (r, w) = (&e.req, e.req.op.is_write());
+        self.by_pos.insert(e.pos(), id);
+        self.by_arrival.insert(e.seq, id);
+        // With several requests starting (or ending) at one block, the first queued keeps it.
+        self.starts.entry((r.device, w, r.block)).or_insert(id);
+        self.ends.entry((r.device, w, r.end())).or_insert(id);
+        id
+    }
+
+    #[inline(never)]
+    fn take(&mut self, id: Id) -> Entry {
+        let e = self.slots[id as usize].take().expect("live queue entry");
+        self.free.push(id);
+        let (r, w) = (&e.req, e.req.op.is_write());
+        self.by_pos.remove(&e.pos());
+        self.by_arrival.remove(&e.seq);
+        if self.starts.get(&(r.device, w, r.block)) == Some(&id) {
+            self.starts.remove(&(r.device, w, r.block));
+        }
+        if self.ends.get(&(r.device, w, r.end())) == Some(&id) {
+            self.ends.remove(&(r.device, w, r.end()));
+        }
+        e
+    }
+
+    /// Empties the representation (for the return to small mode).
+    #[inline(never)]
+    fn clear(&mut self) {
+        self.slots.clear();
+        self.free.clear();
+        self.by_pos.clear();
+        self.by_arrival.clear();
+        self.starts.clear();
+        self.ends.clear();
+    }
+
+    #[inline(never)]
+    fn oldest(&self) -> Option<Id> {
+        self.by_arrival.values().next().copied()
+    }
+
+    #[inline(never)]
+    fn at_or_after(&self, device: u32, block: u64) -> Option<Id> {
+        self.by_pos.range((device, block, 0)..).next().map(|(_, &id)| id)
+    }
+
+    #[inline(never)]
+    fn before(&self, device: u32, block: u64) -> Option<Id> {
+        self.by_pos.range(..(device, block, 0)).next_back().map(|(_, &id)| id)
+    }
+
+    #[inline(never)]
+    fn lowest(&self) -> Option<Id> {
+        self.by_pos.values().next().copied()
+    }
+}
 
 fn urgency(c: Cause) -> u8 {
     match c {
@@ -69,82 +175,90 @@ impl RequestQueue {
     pub fn new(max_blocks: u32) -> Self {
         RequestQueue {
             max_blocks: max_blocks.max(1),
-            slots: Vec::new(),
-            free: Vec::new(),
-            live: Vec::with_capacity(LINEAR_MAX),
-            indexed: false,
             len: 0,
-            by_pos: BTreeMap::new(),
-            by_arrival: BTreeMap::new(),
-            starts: EdgeMap::default(),
-            ends: EdgeMap::default(),
+            indexed: false,
+            small: Vec::with_capacity(LINEAR_MAX),
+            big: Indexed::default(),
             next_seq: 0,
             merges: 0,
         }
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    #[inline]
     pub fn merges(&self) -> u64 {
         self.merges
     }
 
     #[inline]
     fn entry(&self, id: Id) -> &Entry {
-        self.slots[id as usize].as_ref().expect("live queue entry")
+        if self.indexed {
+            self.big.entry(id)
+        } else {
+            &self.small[id as usize]
+        }
     }
 
+    #[inline]
     pub fn get(&self, id: Id) -> &IoRequest {
         &self.entry(id).req
     }
 
     /// A queued request of this device and direction ending at `block`.
-    fn ending_at(&self, device: u32, w: bool, block: u64) -> Option<Id> {
+    fn ending_at(&self, device: u32, op: Op, block: u64) -> Option<Id> {
         if self.indexed {
-            return self.ends.get(&(device, w, block)).copied();
+            return self.big.ends.get(&(device, op.is_write(), block)).copied();
         }
-        self.live.iter().copied().find(|&id| {
-            let r = &self.entry(id).req;
-            r.device == device && r.op.is_write() == w && r.end() == block
-        })
+        let r = self.small.iter().position(|e| e.req.device == device && e.req.op == op && e.req.end() == block);
+        r.map(|i| i as Id)
     }
 
     /// A queued request of this device and direction starting at `block`.
-    fn starting_at(&self, device: u32, w: bool, block: u64) -> Option<Id> {
+    fn starting_at(&self, device: u32, op: Op, block: u64) -> Option<Id> {
         if self.indexed {
-            return self.starts.get(&(device, w, block)).copied();
+            return self.big.starts.get(&(device, op.is_write(), block)).copied();
         }
-        self.live.iter().copied().find(|&id| {
-            let r = &self.entry(id).req;
-            r.device == device && r.op.is_write() == w && r.block == block
-        })
+        let r = self.small.iter().position(|e| e.req.device == device && e.req.op == op && e.req.block == block);
+        r.map(|i| i as Id)
     }
 
     /// Adds `req`, merging it if possible; returns the id holding it.
+    #[inline]
     pub fn add(&mut self, req: IoRequest) -> Id {
-        let w = req.op.is_write();
         let seq = self.next_seq;
         self.next_seq += 1;
         if self.len == 0 {
-            // Nothing to merge with (the common case when requests leave one at a time).
-            return self.insert(req, seq);
+            // Nothing to merge with, and an empty queue is in small mode (the common case when
+            // requests leave one at a time).
+            self.small.push(Entry { req, seq });
+            self.len = 1;
+            return 0;
         }
+        self.add_merging(req, seq)
+    }
+
+    fn add_merging(&mut self, req: IoRequest, seq: u64) -> Id {
+        let max = self.max_blocks as u64;
+        let fits = move |a: u32, b: u32| a as u64 + b as u64 <= max;
         // Back merge: a queued request ends where this one starts.
-        if let Some(id) = self.ending_at(req.device, w, req.block) {
-            if self.get(id).blocks as u64 + req.blocks as u64 <= self.max_blocks as u64 {
+        if let Some(id) = self.ending_at(req.device, req.op, req.block) {
+            if fits(self.get(id).blocks, req.blocks) {
                 let (mut r, mut s) = self.take(id);
-                self.absorb(&mut r, &req);
+                absorb(&mut r, &req);
                 r.blocks += req.blocks;
                 self.merges += 1;
                 // The merged request may now touch the next one.
-                if let Some(next) = self.starting_at(r.device, w, r.end()) {
-                    if r.blocks as u64 + self.get(next).blocks as u64 <= self.max_blocks as u64 {
+                if let Some(next) = self.starting_at(r.device, r.op, r.end()) {
+                    if fits(r.blocks, self.get(next).blocks) {
                         let (n, ns) = self.take(next);
-                        self.absorb(&mut r, &n);
+                        absorb(&mut r, &n);
                         r.blocks += n.blocks;
                         s = s.min(ns);
                         self.merges += 1;
@@ -154,10 +268,10 @@ impl RequestQueue {
             }
         }
         // Front merge: a queued request starts where this one ends.
-        if let Some(id) = self.starting_at(req.device, w, req.end()) {
-            if self.get(id).blocks as u64 + req.blocks as u64 <= self.max_blocks as u64 {
+        if let Some(id) = self.starting_at(req.device, req.op, req.end()) {
+            if fits(self.get(id).blocks, req.blocks) {
                 let (mut r, s) = self.take(id);
-                self.absorb(&mut r, &req);
+                absorb(&mut r, &req);
                 r.block = req.block;
                 r.blocks += req.blocks;
                 self.merges += 1;
@@ -167,126 +281,141 @@ impl RequestQueue {
         self.insert(req, seq)
     }
 
-    fn absorb(&self, into: &mut IoRequest, part: &IoRequest) {
-        into.sync |= part.sync;
-        into.arrival_ns = into.arrival_ns.min(part.arrival_ns);
-        if urgency(part.cause) > urgency(into.cause) {
-            into.cause = part.cause;
-        }
-    }
-
-    fn index(&mut self, id: Id) {
-        let e = *self.entry(id);
-        let w = e.req.op.is_write();
-        self.by_pos.insert(e.pos(), id);
-        self.by_arrival.insert(e.seq, id);
-        self.starts.entry((e.req.device, w, e.req.block)).or_insert(id);
-        self.ends.entry((e.req.device, w, e.req.end())).or_insert(id);
-    }
-
     /// Queues `req` under `seq`: its own sequence number, or for a merged request the smallest
     /// of its parts', so that arrival order is the order of the earliest part.
+    #[inline]
     fn insert(&mut self, req: IoRequest, seq: u64) -> Id {
         let e = Entry { req, seq };
-        let id = match self.free.pop() {
-            Some(id) => {
-                self.slots[id as usize] = Some(e);
-                id
-            }
-            None => {
-                self.slots.push(Some(e));
-                (self.slots.len() - 1) as u32
-            }
-        };
         self.len += 1;
         if self.indexed {
-            self.index(id);
-        } else if self.live.len() < LINEAR_MAX {
-            self.live.push(id);
+            self.big.insert(e)
+        } else if self.small.len() < LINEAR_MAX {
+            self.small.push(e);
+            (self.small.len() - 1) as Id
         } else {
-            // Too many for scans: build the indexes, in arrival order.
-            let mut ids = std::mem::take(&mut self.live);
-            ids.push(id);
-            ids.sort_by_key(|&i| self.entry(i).seq);
-            self.indexed = true;
-            for &i in &ids {
-                self.index(i);
-            }
-            ids.clear();
-            self.live = ids;
+            self.grow(e)
         }
-        id
+    }
+
+    /// Too many for scans: moves the queue to the indexes, in arrival order.
+    #[cold]
+    fn grow(&mut self, e: Entry) -> Id {
+        let new_seq = e.seq;
+        self.indexed = true;
+        self.small.push(e);
+        self.small.sort_unstable_by_key(|e| e.seq);
+        let mut new_id = 0;
+        for e in self.small.drain(..) {
+            let id = self.big.insert(e);
+            if e.seq == new_seq {
+                new_id = id;
+            }
+        }
+        new_id
     }
 
     /// Removes a queued request and returns it.
+    #[inline]
     pub fn remove(&mut self, id: Id) -> IoRequest {
         self.take(id).0
     }
 
+    #[inline]
     fn take(&mut self, id: Id) -> (IoRequest, u64) {
-        let e = self.slots[id as usize].take().expect("live queue entry");
-        self.free.push(id);
         self.len -= 1;
-        let r = e.req;
-        if self.indexed {
-            let w = r.op.is_write();
-            self.by_pos.remove(&e.pos());
-            self.by_arrival.remove(&e.seq);
-            if self.starts.get(&(r.device, w, r.block)) == Some(&id) {
-                self.starts.remove(&(r.device, w, r.block));
-            }
-            if self.ends.get(&(r.device, w, r.end())) == Some(&id) {
-                self.ends.remove(&(r.device, w, r.end()));
-            }
+        let e = if self.indexed {
+            let e = self.big.take(id);
             if self.len == 0 {
+                // Back to small mode.
+                self.big.clear();
                 self.indexed = false;
-                self.by_pos.clear();
-                self.by_arrival.clear();
-                self.starts.clear();
-                self.ends.clear();
             }
+            e
+        } else if id as usize + 1 == self.small.len() {
+            // The newest (with one request queued, the only one): nothing to shift.
+            self.small.pop().expect("live queue entry")
         } else {
-            let i = self.live.iter().position(|&x| x == id).expect("live id");
-            self.live.remove(i);
-        }
-        (r, e.seq)
+            self.remove_shifting(id)
+        };
+        (e.req, e.seq)
     }
 
-    /// The live entry minimising `key` among those `filter` accepts (small-queue mode).
-    fn scan_min<K: Ord>(&self, filter: impl Fn(&Entry) -> bool, key: impl Fn(&Entry) -> K) -> Option<Id> {
-        self.live.iter().copied().filter(|&id| filter(self.entry(id))).min_by_key(|&id| key(self.entry(id)))
+    /// Small mode: removes the entry at `id`, shifting the later ones down to keep their order.
+    #[inline(never)]
+    fn remove_shifting(&mut self, id: Id) -> Entry {
+        self.small.remove(id as usize)
+    }
+
+    /// The queued request minimising `key` among those `accept` takes (small mode). Keys are
+    /// distinct (they end with the sequence number), so the answer is unique.
+    #[inline]
+    fn scan_min<K: Ord>(&self, accept: impl Fn(&Entry) -> bool, key: impl Fn(&Entry) -> K) -> Option<Id> {
+        match self.small.as_slice() {
+            [] => None,
+            // One request: the answer whatever the key.
+            [only] => accept(only).then_some(0),
+            entries => min_of(entries, accept, key),
+        }
     }
 
     /// The oldest request (earliest arrival).
+    #[inline]
     pub fn oldest(&self) -> Option<Id> {
         if self.indexed {
-            return self.by_arrival.values().next().copied();
+            return self.big.oldest();
         }
         self.scan_min(|_| true, |e| e.seq)
     }
 
     /// The first request at or after (`device`, `block`) in disk order.
+    #[inline]
     pub fn at_or_after(&self, device: u32, block: u64) -> Option<Id> {
         if self.indexed {
-            return self.by_pos.range((device, block, 0)..).next().map(|(_, &id)| id);
+            return self.big.at_or_after(device, block);
         }
         self.scan_min(|e| (e.req.device, e.req.block) >= (device, block), |e| e.pos())
     }
 
     /// The last request before (`device`, `block`) in disk order.
+    #[inline]
     pub fn before(&self, device: u32, block: u64) -> Option<Id> {
         if self.indexed {
-            return self.by_pos.range(..(device, block, 0)).next_back().map(|(_, &id)| id);
+            return self.big.before(device, block);
         }
         self.scan_min(|e| (e.req.device, e.req.block) < (device, block), |e| std::cmp::Reverse(e.pos()))
     }
 
     /// The request lowest in disk order.
+    #[inline]
     pub fn lowest(&self) -> Option<Id> {
         if self.indexed {
-            return self.by_pos.values().next().copied();
+            return self.big.lowest();
         }
         self.scan_min(|_| true, |e| e.pos())
+    }
+}
+
+/// The position of the entry minimising `key` among those `accept` takes.
+#[inline(never)]
+fn min_of<K: Ord>(entries: &[Entry], accept: impl Fn(&Entry) -> bool, key: impl Fn(&Entry) -> K) -> Option<Id> {
+    let mut best: Option<(usize, K)> = None;
+    for (i, e) in entries.iter().enumerate() {
+        if accept(e) {
+            let k = key(e);
+            if best.as_ref().map_or(true, |(_, b)| k < *b) {
+                best = Some((i, k));
+            }
+        }
+    }
+    best.map(|(i, _)| i as Id)
+}
+
+/// Merges `part`'s arrival, synchrony and cause into `into` (the blocks are the caller's).
+fn absorb(into: &mut IoRequest, part: &IoRequest) {
+    into.sync |= part.sync;
+    into.arrival_ns = into.arrival_ns.min(part.arrival_ns);
+    if urgency(part.cause) > urgency(into.cause) {
+        into.cause = part.cause;
     }
 }
 
@@ -352,5 +481,164 @@ mod tests {
             assert_eq!(order, sorted, "C-SCAN order from 0 is ascending");
             assert!(q.is_empty() && q.oldest().is_none());
         }
+    }
+
+    /// A plain model of the queue: one list in insertion order, scanned in full for every
+    /// question, with the same merge rules. When several queued requests end (or start) at the
+    /// block a new one touches, it merges with the first queued; the small mode does the same,
+    /// while the indexed mode keeps one per block in its maps, so overlapping requests are only
+    /// compared with the small mode.
+    struct Model {
+        max_blocks: u32,
+        reqs: Vec<(IoRequest, u64)>,
+        next_seq: u64,
+        merges: u64,
+    }
+
+    impl Model {
+        fn find(&self, f: impl Fn(&IoRequest) -> bool) -> Option<usize> {
+            self.reqs.iter().position(|(r, _)| f(r))
+        }
+
+        /// The candidate `i` if merging `blocks` into it stays within the maximum size: the
+        /// first queued request touching the new one is the only candidate on that side.
+        fn fitting(&self, i: Option<usize>, blocks: u32) -> Option<usize> {
+            i.filter(|&i| self.reqs[i].0.blocks + blocks <= self.max_blocks)
+        }
+
+        /// Adds `req` and returns the queued request holding it.
+        fn add(&mut self, req: IoRequest) -> IoRequest {
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            let same = |r: &IoRequest| r.device == req.device && r.op == req.op;
+            let merged = if let Some(i) = self.fitting(self.find(|r| same(r) && r.end() == req.block), req.blocks) {
+                let (mut m, mut s) = self.reqs.remove(i);
+                absorb(&mut m, &req);
+                m.blocks += req.blocks;
+                self.merges += 1;
+                if let Some(j) = self.fitting(self.find(|r| same(r) && r.block == m.end()), m.blocks) {
+                    let (n, ns) = self.reqs.remove(j);
+                    absorb(&mut m, &n);
+                    m.blocks += n.blocks;
+                    s = s.min(ns);
+                    self.merges += 1;
+                }
+                (m, s)
+            } else if let Some(i) = self.fitting(self.find(|r| same(r) && r.block == req.end()), req.blocks) {
+                let (mut m, s) = self.reqs.remove(i);
+                absorb(&mut m, &req);
+                m.block = req.block;
+                m.blocks += req.blocks;
+                self.merges += 1;
+                (m, s)
+            } else {
+                (req, seq)
+            };
+            self.reqs.push(merged);
+            merged.0
+        }
+
+        fn min_by<K: Ord>(
+            &self,
+            accept: impl Fn(&IoRequest) -> bool,
+            key: impl Fn(&IoRequest, u64) -> K,
+        ) -> Option<usize> {
+            (0..self.reqs.len())
+                .filter(|&i| accept(&self.reqs[i].0))
+                .min_by_key(|&i| key(&self.reqs[i].0, self.reqs[i].1))
+        }
+    }
+
+    /// Random adds, questions and removals against the model, the queue filling up to
+    /// `fill_to` requests (never more) and draining to empty over and over; `overlap`: whether requests of
+    /// one device and direction may overlap queued ones. Returns how many adds found the queue
+    /// in small and in indexed mode, and how many times it left the indexed mode.
+    fn run_against_model(seed: u64, fill_to: usize, overlap: bool) -> (u32, u32, u32) {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+        let mut q = RequestQueue::new(8);
+        let mut m = Model { max_blocks: 8, reqs: Vec::new(), next_seq: 0, merges: 0 };
+        let (mut indexed_adds, mut small_adds, mut emptied_from_indexed) = (0u32, 0u32, 0u32);
+        let mut was_indexed = false;
+        let mut filling = true;
+        for step in 0..200_000u64 {
+            // Alternate filling (to `fill_to` requests) and draining (to empty).
+            if filling && q.len() >= fill_to {
+                filling = false;
+            } else if !filling && q.is_empty() {
+                filling = true;
+            }
+            if q.len() < fill_to && rng.gen_bool(if filling { 0.75 } else { 0.25 }) {
+                let op = if rng.gen_bool(0.3) { Op::Write } else { Op::Read };
+                let device = rng.gen_range(0..2u32);
+                let block = rng.gen_range(0..300u64);
+                let blocks = rng.gen_range(1..=4u32);
+                let cause = [Cause::Demand, Cause::Prefetch, Cause::Writeback][rng.gen_range(0..3)];
+                let r = IoRequest { op, device, block, blocks, sync: rng.gen_bool(0.5), cause, arrival_ns: step };
+                let overlaps = m
+                    .reqs
+                    .iter()
+                    .any(|(x, _)| x.device == device && x.op == op && x.block < r.end() && r.block < x.end());
+                if overlaps && !overlap {
+                    continue;
+                }
+                if q.indexed {
+                    indexed_adds += 1;
+                } else {
+                    small_adds += 1;
+                }
+                let id = q.add(r);
+                assert_eq!(*q.get(id), m.add(r), "step {step}: the request holding the new one");
+            } else {
+                let (device, block) = (rng.gen_range(0..2u32), rng.gen_range(0..300u64));
+                let at = |x: &IoRequest| (x.device, x.block);
+                let (got, want) = match rng.gen_range(0..4) {
+                    0 => (q.oldest(), m.min_by(|_| true, |_, s| s)),
+                    1 => (q.lowest(), m.min_by(|_| true, |x, s| (x.device, x.block, s))),
+                    2 => (
+                        q.at_or_after(device, block),
+                        m.min_by(|x| at(x) >= (device, block), |x, s| (x.device, x.block, s)),
+                    ),
+                    _ => (
+                        q.before(device, block),
+                        m.min_by(|x| at(x) < (device, block), |x, s| std::cmp::Reverse((x.device, x.block, s))),
+                    ),
+                };
+                match (got, want) {
+                    (None, None) => {}
+                    (Some(id), Some(i)) => {
+                        assert_eq!(*q.get(id), m.reqs[i].0, "step {step}: the answer");
+                        assert_eq!(q.remove(id), m.reqs.remove(i).0, "step {step}: the removed request");
+                    }
+                    _ => panic!("step {step}: {got:?} from the queue, {want:?} from the model"),
+                }
+            }
+            assert_eq!((q.len(), q.merges()), (m.reqs.len(), m.merges), "step {step}");
+            if was_indexed && q.is_empty() {
+                emptied_from_indexed += 1;
+            }
+            was_indexed = q.indexed;
+            assert!(q.len() <= LINEAR_MAX || q.indexed, "step {step}: too many to scan");
+            assert!(!q.is_empty() || !q.indexed, "step {step}: empty, back to small mode");
+        }
+        assert!(m.merges > 1000, "merges: {}", m.merges);
+        (small_adds, indexed_adds, emptied_from_indexed)
+    }
+
+    /// Both modes: the queue grows past `LINEAR_MAX` (indexed) and drains to empty (small
+    /// again) many times over.
+    #[test]
+    fn agrees_with_a_plain_model_in_both_modes() {
+        let (small_adds, indexed_adds, left_indexed) = run_against_model(5, 60, false);
+        assert!(small_adds > 10_000 && indexed_adds > 10_000, "both modes used: {small_adds} {indexed_adds}");
+        assert!(left_indexed > 50, "indexed mode left {left_indexed} times");
+    }
+
+    /// Small mode with overlapping requests: which one a new request merges with depends on
+    /// the queue keeping insertion order through removals.
+    #[test]
+    fn small_mode_keeps_insertion_order() {
+        let (_, indexed_adds, _) = run_against_model(6, LINEAR_MAX, true);
+        assert_eq!(indexed_adds, 0);
     }
 }
