@@ -26,7 +26,7 @@
 //!
 //! Entries and ghosts share one slab and one index (a ghost costs as much as an entry).
 
-use super::list::{List, Slab, Slot, NIL};
+use super::list::{List, Slab, Slot};
 use super::slots::{SizeTag, SlotIndex};
 use super::{Access, Evicted, Key, Params, Policy, PolicyInfo};
 use crate::error::ConfigError;
@@ -245,9 +245,7 @@ impl Policy for Arc {
 
     #[inline]
     fn prefetch(&self, key: Key) {
-        if let Some(s) = self.index.find_hint(key) {
-            self.slab.prefetch(s);
-        }
+        self.slab.prefetch(self.index.find_hint(key));
     }
 
     #[inline]
@@ -257,9 +255,7 @@ impl Policy for Arc {
 
     #[inline]
     fn prefetch_neighbours(&self, key: Key) {
-        if let Some(s) = self.index.find_hint(key) {
-            self.slab.prefetch_neighbours(s);
-        }
+        self.slab.prefetch_neighbours(self.index.find_hint(key));
     }
 
     #[inline(always)]
@@ -324,7 +320,7 @@ impl Policy for Arc {
             hits,
             |p, key| p.index.prefetch(key),
             |p, key| {
-                let s = p.index.find_hint(key).unwrap_or(NIL);
+                let s = p.index.find_hint(key);
                 p.slab.prefetch(s);
                 s
             },

@@ -132,15 +132,17 @@ impl<T> Slab<T> {
     /// Asks the CPU to start loading the node of slot `s` (a hint; no effect on contents).
     #[inline(always)]
     pub fn prefetch(&self, s: Slot) {
-        if let Some(node) = self.nodes.get(s as usize) {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: prefetching is a hint that never faults, and the pointer is to a live node.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch(node as *const Node<T> as *const i8, std::arch::x86_64::_MM_HINT_T0)
-            };
-            #[cfg(not(target_arch = "x86_64"))]
-            let _ = node;
-        }
+        // A slot past the end (`NIL`: nothing to hint) hints the last node instead: a select,
+        // where a branch would mispredict as often as hints find nothing.
+        let i = (s as usize).min(self.nodes.len().saturating_sub(1));
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetching is a hint that never faults, whatever the address (here a node of
+        // the slab, or the dangling start of an empty one).
+        unsafe {
+            std::arch::x86_64::_mm_prefetch(self.nodes.as_ptr().wrapping_add(i) as *const i8, std::arch::x86_64::_MM_HINT_T0)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
     }
 
     /// Asks the CPU to start loading the list neighbours of slot `s` (the nodes unlinking it

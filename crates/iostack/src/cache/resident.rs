@@ -12,7 +12,7 @@
 //! Policies that keep ghosts (history-only entries) in the same slab, such as ARC, count their
 //! sizes per list instead and do not use this set.
 
-use super::list::{List, Slab, Slot, NIL};
+use super::list::{List, Slab, Slot};
 use super::slots::SlotIndex;
 use super::Key;
 
@@ -91,16 +91,14 @@ impl<E: ResidentEntry> ResidentSet<E> {
     /// Asks the CPU to start loading the entry of `key`, if cached (see [`Slab::prefetch`]).
     #[inline]
     pub fn prefetch(&self, key: Key) {
-        if let Some(s) = self.index.find_hint(key) {
-            self.slab.prefetch(s);
-        }
+        self.slab.prefetch(self.index.find_hint(key));
     }
 
-    /// [`ResidentSet::prefetch`], returning the slot it hinted ([`NIL`] for none), for a
+    /// [`ResidentSet::prefetch`], returning the slot it hinted ([`NIL`](super::list::NIL) for none), for a
     /// later [`Slab::prefetch_neighbours`] (see `cache::get_batch_keeping_slots`).
     #[inline]
     pub fn prefetch_entry(&self, key: Key) -> Slot {
-        let s = self.index.find_hint(key).unwrap_or(NIL);
+        let s = self.index.find_hint(key);
         self.slab.prefetch(s);
         s
     }
@@ -114,9 +112,7 @@ impl<E: ResidentEntry> ResidentSet<E> {
     /// Asks the CPU to start loading the list neighbours of `key`'s entry, if cached.
     #[inline]
     pub fn prefetch_neighbours(&self, key: Key) {
-        if let Some(s) = self.index.find_hint(key) {
-            self.slab.prefetch_neighbours(s);
-        }
+        self.slab.prefetch_neighbours(self.index.find_hint(key));
     }
 
     /// The slab, for reading entries and walking lists.

@@ -245,14 +245,25 @@ impl SlotIndex {
         self.table.find(h, |c| key_of(c.slot) == key).map(|i| self.table.cell(i).slot)
     }
 
-    /// The slot `key` probably has, for prefetch hints: the first cell on its probe path whose
-    /// 32-bit hash matches, without reading the slab to compare keys. Comparing would be a demand
-    /// load of the very entry the hint is meant to start loading, and would stall there; a false
-    /// match (another key with the same 32-bit hash) only costs a useless prefetch.
+    /// The slot `key` probably has, for prefetch hints (`Slot::MAX` for none): of the first two
+    /// cells on its probe path, the first whose 32-bit hash matches, without reading the slab to
+    /// compare keys. Comparing would be a demand load of the very entry the hint is meant to
+    /// start loading, and would stall there; a false match (another key with the same 32-bit
+    /// hash) only costs a useless prefetch. The two cells are chosen between by selects, not
+    /// branches: where a key sits on its path is a coin toss that a branch would mispredict,
+    /// and a key further along (rare) is simply not hinted.
     #[inline]
-    pub fn find_hint(&self, key: Key) -> Option<Slot> {
+    pub fn find_hint(&self, key: Key) -> Slot {
         let h = hash32(key);
-        self.table.find(h, |_| true).map(|i| self.table.cell(i).slot)
+        let t = &self.table;
+        let i = t.home(h);
+        let (first, second) = (*t.cell(i), *t.cell((i + 1) & t.mask()));
+        let later = if second.hash == h { second.slot } else { Slot::MAX };
+        if first.hash == h {
+            first.slot
+        } else {
+            later
+        }
     }
 
     /// Hints the CPU to load the cell where a lookup of `key` starts (no effect on contents).
