@@ -56,6 +56,17 @@
 //! Each request costs the command `overhead` first. Media reads overlap the interface transfer,
 //! so only cache hits pay `bytes / interface`.
 //!
+//! # Bookkeeping
+//!
+//! Most requests of a random workload are one-block reads that miss the drive's cache, so what
+//! each request asks of the model's state is answered without a scan: the segment table
+//! (`Segments`) counts its segments per bucket of sector space, so a read no segment can hold
+//! is known as such at once, and keeps its segments in order of last use, so the one to replace
+//! is known at once. Finding where a sector lies (`locate`) starts from the track of the
+//! previous lookup, which the read-ahead and a transfer crossing tracks nearly always reuse.
+//! All of these give exactly what a scan of the segments or a search of the zones would; the
+//! times are computed with the same operations in the same order either way.
+//!
 //! # Presets and sources
 //!
 //! Each preset's doc comment lists where each figure comes from: a paper, the maker's published
@@ -410,7 +421,7 @@ struct Zone {
 }
 
 /// Where a sector is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Place {
     zone: usize,
     cyl: u64,
@@ -418,6 +429,23 @@ struct Place {
     sector: u64,
     /// Track number within the zone.
     track: u64,
+    /// Angular position of the track's first sector, revolutions (not reduced modulo 1).
+    skew: f64,
+}
+
+/// The track of the last [`Hdd::locate`]. Most lookups fall in it (the read-ahead starts where a
+/// read ended; a read-ahead is stopped on the track it was on) or on the track after it (a
+/// transfer crossing a track), and are answered from it without a zone search or divisions.
+#[derive(Debug, Clone, Copy)]
+struct TrackHint {
+    /// The track's first sector.
+    first: u64,
+    /// Sectors per track of its zone (0: no hint yet).
+    spt: u64,
+    /// Tracks in its zone.
+    zone_tracks: u64,
+    /// Where the first sector is.
+    place: Place,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -427,12 +455,224 @@ struct HeadPos {
 }
 
 /// One segment of the drive's cache: sectors `[start, end)`.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Segment {
     start: u64,
     end: u64,
     valid: bool,
-    last_use: u64,
+}
+
+/// Most segments a lookup scans with one branch-free pass building a bit mask.
+const MASK_SCAN_MAX: usize = 64;
+
+/// No segment, in the recency links.
+const NIL: u32 = u32::MAX;
+
+/// The drive's cache segments, with two indexes kept in step with them so that the two
+/// questions every request asks cost no scan of all segments:
+///
+/// - "Which valid segment holds `[a, b)`?" A random read almost never finds one. Sector space
+///   is cut into buckets of `2^shift` sectors, at least a segment's size, and `holders` counts
+///   for each bucket (folded modulo the table's size) the valid segments that start in it. A
+///   segment no longer than a bucket that holds sector `a` starts in `a`'s bucket or the one
+///   before, so a read for which both count nobody is in no segment. Only the others (a few
+///   percent of random reads, and every hit) scan the segments as before, so the answer is
+///   always the lowest-index valid segment holding the range.
+/// - "Which segment does a miss reuse?" The lowest-index invalid one (`free`, a bit set), else
+///   the least recently used: `links` chain the segments in order of last use, most recent at
+///   `mru`, so the answer is `lru`. A segment becomes valid only through [`Segments::fill`],
+///   which uses it, so once none is invalid the order is that of last use of valid segments.
+///
+/// Every change of a segment's range or validity goes through [`Segments::set`], which updates
+/// `holders` and `free`; recency changes only through [`Segments::touch`].
+#[derive(Debug, Clone)]
+struct Segments {
+    segs: Vec<Segment>,
+    /// Bit `i % 64` of word `i / 64` set: segment `i` is invalid.
+    free: Vec<u64>,
+    /// Recency order: each segment's neighbours, towards `mru` and towards `lru`.
+    links: Vec<Link>,
+    mru: u32,
+    lru: u32,
+    /// Valid segments starting in each bucket; bucket `x >> shift` is counted at
+    /// `(x >> shift) & slot_mask`.
+    holders: Vec<u32>,
+    shift: u32,
+    slot_mask: u64,
+    /// Valid segments longer than a bucket, counted here instead. The model never makes one
+    /// (a segment ends at most a segment's size after its start), but if there is any, every
+    /// lookup scans.
+    wide: u32,
+}
+
+/// A segment's neighbours in the recency order (`NIL`: none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Link {
+    newer: u32,
+    older: u32,
+}
+
+/// Where [`Segments::holders`] counts a segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Counted {
+    /// Invalid: nowhere.
+    No,
+    /// In the bucket it starts in.
+    Bucket(u64),
+    /// In `wide`.
+    Wide,
+}
+
+impl Segments {
+    /// `n` invalid segments of `seg_sectors` sectors each.
+    fn new(n: usize, seg_sectors: u64) -> Segments {
+        assert!(n < NIL as usize, "too many segments");
+        // 128 slots per segment: a read far from every segment still finds one counted in its
+        // two buckets (folded together with others) about once in 64, for reads spread over
+        // the disk.
+        let slots = (n.max(1) * 128).next_power_of_two().clamp(64, 1 << 16);
+        Segments {
+            segs: vec![Segment::default(); n],
+            free: (0..n.div_ceil(64)).map(|w| if (w + 1) * 64 <= n { u64::MAX } else { (1 << (n % 64)) - 1 }).collect(),
+            links: (0..n as u32).map(|i| Link { newer: i.checked_sub(1).unwrap_or(NIL), older: if i + 1 == n as u32 { NIL } else { i + 1 } }).collect(),
+            mru: if n == 0 { NIL } else { 0 },
+            lru: if n == 0 { NIL } else { n as u32 - 1 },
+            holders: vec![0; slots],
+            shift: seg_sectors.max(1).next_power_of_two().trailing_zeros(),
+            slot_mask: slots as u64 - 1,
+            wide: 0,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.segs.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+
+    fn get(&self, i: usize) -> Segment {
+        self.segs[i]
+    }
+
+    /// Segment `i` now holds `[start, end)` and is the most recently used.
+    fn fill(&mut self, i: usize, start: u64, end: u64) {
+        self.set(i, Segment { start, end, valid: true });
+        self.touch(i);
+    }
+
+    fn set_start(&mut self, i: usize, start: u64) {
+        self.set(i, Segment { start, ..self.segs[i] });
+    }
+
+    fn set_end(&mut self, i: usize, end: u64) {
+        self.set(i, Segment { end, ..self.segs[i] });
+    }
+
+    /// Invalidates every valid segment overlapping `[a, b)`.
+    fn invalidate_overlapping(&mut self, a: u64, b: u64) {
+        for i in 0..self.segs.len() {
+            let s = self.segs[i];
+            if s.valid && a < s.end && s.start < b {
+                self.set(i, Segment { valid: false, ..s });
+            }
+        }
+    }
+
+    /// The one place a segment's range or validity changes: keeps `holders` and `free` in step.
+    #[inline(always)]
+    fn set(&mut self, i: usize, new: Segment) {
+        let old = self.segs[i];
+        let (was, now) = (self.counted(&old), self.counted(&new));
+        if was != now {
+            self.count(was, false);
+            self.count(now, true);
+        }
+        if old.valid != new.valid {
+            self.free[i / 64] ^= 1 << (i % 64);
+        }
+        self.segs[i] = new;
+    }
+
+    #[inline(always)]
+    fn counted(&self, s: &Segment) -> Counted {
+        if !s.valid {
+            Counted::No
+        } else if s.end.saturating_sub(s.start) > 1 << self.shift {
+            Counted::Wide
+        } else {
+            Counted::Bucket(s.start >> self.shift)
+        }
+    }
+
+    #[inline(always)]
+    fn count(&mut self, c: Counted, add: bool) {
+        let n = match c {
+            Counted::No => return,
+            Counted::Wide => &mut self.wide,
+            Counted::Bucket(b) => &mut self.holders[(b & self.slot_mask) as usize],
+        };
+        *n = if add { *n + 1 } else { *n - 1 };
+    }
+
+    /// Marks segment `i` as the most recently used.
+    #[inline(always)]
+    fn touch(&mut self, i: usize) {
+        let me = i as u32;
+        if self.mru == me {
+            return;
+        }
+        // Unlink (`i` has a newer neighbour, since it is not the most recent).
+        let Link { newer, older } = self.links[i];
+        self.links[newer as usize].older = older;
+        if older == NIL {
+            self.lru = newer;
+        } else {
+            self.links[older as usize].newer = newer;
+        }
+        // Link in front.
+        self.links[self.mru as usize].newer = me;
+        self.links[i] = Link { newer: NIL, older: self.mru };
+        self.mru = me;
+    }
+
+    /// The segment a miss reuses: the first invalid one, else the least recently used.
+    #[inline]
+    fn victim(&self) -> usize {
+        match self.free.iter().position(|&w| w != 0) {
+            Some(w) => w * 64 + self.free[w].trailing_zeros() as usize,
+            None => self.lru as usize,
+        }
+    }
+
+    /// The first valid segment holding all of `[a, b)`.
+    #[inline]
+    fn holding(&self, a: u64, b: u64) -> Option<usize> {
+        // A segment holding a non-empty `[a, b)` has sector `a`: if it is no longer than a
+        // bucket, it starts in `a`'s bucket or the one before.
+        let bucket = a >> self.shift;
+        let here = self.holders[(bucket & self.slot_mask) as usize];
+        let before = self.holders[(bucket.wrapping_sub(1) & self.slot_mask) as usize];
+        if a < b && self.wide == 0 && here | before == 0 {
+            return None;
+        }
+        self.scan_holding(a, b)
+    }
+
+    /// `holding` by a scan over all segments. Branch-free for up to `MASK_SCAN_MAX` segments
+    /// (each comparison is as likely true as false, so branches would mispredict).
+    fn scan_holding(&self, a: u64, b: u64) -> Option<usize> {
+        if self.segs.len() > MASK_SCAN_MAX {
+            return self.segs.iter().position(|s| s.valid & (s.start <= a) & (b <= s.end));
+        }
+        let mut mask = 0u64;
+        for (i, s) in self.segs.iter().enumerate() {
+            let holds = s.valid & (s.start <= a) & (b <= s.end);
+            mask |= (holds as u64) << i;
+        }
+        (mask != 0).then(|| mask.trailing_zeros() as usize)
+    }
 }
 
 /// The read-ahead the head is doing in the background: sectors `[from, to)` into `seg`, begun at
@@ -461,13 +701,12 @@ pub struct Hdd {
     // State.
     pos: HeadPos,
     busy_until: u64,
-    segments: Vec<Segment>,
-    use_clock: u64,
+    segments: Segments,
     bg: Option<Background>,
     pending: std::collections::VecDeque<(u64, u64)>,
     pending_sectors: u64,
-    /// The zone of the last `locate` (a lookup hint only).
-    last_zone: std::cell::Cell<usize>,
+    /// The track of the last `locate` (a lookup hint only).
+    last_track: std::cell::Cell<TrackHint>,
 }
 
 impl Hdd {
@@ -559,12 +798,16 @@ impl Hdd {
             seg_sectors,
             pos: HeadPos::default(),
             busy_until: 0,
-            segments: vec![Segment::default(); nseg],
-            use_clock: 0,
+            segments: Segments::new(nseg, seg_sectors),
             bg: None,
             pending: Default::default(),
             pending_sectors: 0,
-            last_zone: std::cell::Cell::new(0),
+            last_track: std::cell::Cell::new(TrackHint {
+                first: 0,
+                spt: 0,
+                zone_tracks: 0,
+                place: Place { zone: 0, cyl: 0, head: 0, sector: 0, track: 0, skew: 0.0 },
+            }),
             p,
         })
     }
@@ -587,13 +830,47 @@ impl Hdd {
         self.zones[self.locate(sector % self.capacity).zone].spt
     }
 
+    /// Where sector `lba` is.
+    #[inline]
     fn locate(&self, lba: u64) -> Place {
-        // Consecutive lookups fall in the same zone far more often than not: check the last
-        // one before searching.
-        let last = self.last_zone.get();
+        let hint = self.last_track.get();
+        let off = lba.wrapping_sub(hint.first);
+        if off < hint.spt {
+            return Place { sector: off, ..hint.place };
+        }
+        self.locate_elsewhere(lba)
+    }
+
+    /// `locate` of a sector outside the hinted track; makes its track the hint.
+    #[inline(never)]
+    fn locate_elsewhere(&self, lba: u64) -> Place {
+        let hint = self.last_track.get();
+        let off = lba.wrapping_sub(hint.first);
+        let surfaces = self.p.surfaces as u64;
+        let (pl, zone_tracks) = if off < 2 * hint.spt && hint.place.track + 1 < hint.zone_tracks {
+            // The next track of the same zone: the next surface, or the first of the next cylinder.
+            let (mut cyl, mut head) = (hint.place.cyl, hint.place.head + 1);
+            if head == surfaces {
+                (cyl, head) = (cyl + 1, 0);
+            }
+            let (zone, track) = (hint.place.zone, hint.place.track + 1);
+            let skew = self.track_skew(zone, cyl, track);
+            (Place { zone, cyl, head, sector: off - hint.spt, track, skew }, hint.zone_tracks)
+        } else {
+            self.locate_by_search(lba)
+        };
+        let spt = self.zones[pl.zone].spt;
+        self.last_track.set(TrackHint { first: lba - pl.sector, spt, zone_tracks, place: Place { sector: 0, ..pl } });
+        pl
+    }
+
+    /// `locate` from the zone table; also returns the zone's number of tracks.
+    fn locate_by_search(&self, lba: u64) -> (Place, u64) {
+        // A lookup off the hinted track is still in its zone more often than not: check that
+        // zone before searching.
+        let last = self.last_track.get().place.zone;
         let in_last = self.zones[last].first_lba <= lba && self.zones.get(last + 1).map_or(true, |n| lba < n.first_lba);
         let zone = if in_last { last } else { self.zones.partition_point(|z| z.first_lba <= lba) - 1 };
-        self.last_zone.set(zone);
         let z = &self.zones[zone];
         let off = lba - z.first_lba;
         let surfaces = self.p.surfaces as u64;
@@ -607,17 +884,24 @@ impl Hdd {
             let track = off / z.spt;
             (track, off % z.spt, track / surfaces, track % surfaces)
         };
-        Place { zone, cyl: z.first_cyl + cyl_local, head, sector, track }
+        let cyl = z.first_cyl + cyl_local;
+        let skew = self.track_skew(zone, cyl, track);
+        (Place { zone, cyl, head, sector, track, skew }, z.cyls * surfaces)
+    }
+
+    /// Skew of track `track` (of cylinder `cyl`) of `zone` against the zone's first track,
+    /// revolutions: a cylinder skew per cylinder and a head skew per head switch before it.
+    #[inline]
+    fn track_skew(&self, zone: usize, cyl: u64, track: u64) -> f64 {
+        let z = &self.zones[zone];
+        let cyl_local = cyl - z.first_cyl;
+        let switches = track - cyl_local;
+        to_f64(cyl_local) * z.cyl_skew + to_f64(switches) * z.head_skew
     }
 
     /// Angular position (revolutions, [0, 1)) where `place`'s sector starts.
     fn angle(&self, place: &Place) -> f64 {
-        let z = &self.zones[place.zone];
-        // `track / surfaces`, which `locate` already computed.
-        let cyl_local = place.cyl - z.first_cyl;
-        let switches = place.track - cyl_local;
-        let skew = to_f64(cyl_local) * z.cyl_skew + to_f64(switches) * z.head_skew;
-        fract(skew + to_f64(place.sector) / to_f64(z.spt))
+        fract(place.skew + to_f64(place.sector) / to_f64(self.zones[place.zone].spt))
     }
 
     /// Moves the head from `pos` at time `t` over sectors `[from, to)`, calling `chunk(lba, n,
@@ -686,7 +970,7 @@ impl Hdd {
     /// The schedule itself is unchanged: the head is exactly at that track's chunk at that time.
     fn rebase_bg(&mut self) {
         let Some(bg) = self.bg else { return };
-        let keep = self.segments[bg.seg].start;
+        let keep = self.segments.get(bg.seg).start;
         if keep <= bg.from {
             return;
         }
@@ -721,41 +1005,8 @@ impl Hdd {
             }
         });
         self.pos = if reached == bg.to { end_pos } else { at };
-        self.segments[bg.seg].end = reached.max(self.segments[bg.seg].start);
-    }
-
-    fn touch(&mut self, seg: usize) {
-        self.use_clock += 1;
-        self.segments[seg].last_use = self.use_clock;
-    }
-
-    /// The segment to reuse: the first invalid one, else the least recently used. Written
-    /// without data-dependent branches (an invalid segment counts as used at time 0; valid ones
-    /// have distinct times of at least 1), since it runs on every miss.
-    fn lru_segment(&self) -> usize {
-        let (mut best, mut best_use) = (0, u64::MAX);
-        for (i, s) in self.segments.iter().enumerate() {
-            let used = if s.valid { s.last_use } else { 0 };
-            let older = used < best_use;
-            best = if older { i } else { best };
-            best_use = if older { used } else { best_use };
-        }
-        best
-    }
-
-    /// The first valid segment holding all of `[a, b)`. Branch-free over the segments (each
-    /// comparison is as likely true as false for random reads, so branches would mispredict).
-    #[inline]
-    fn segment_holding(&self, a: u64, b: u64) -> Option<usize> {
-        if self.segments.len() > 64 {
-            return self.segments.iter().position(|s| s.valid & (s.start <= a) & (b <= s.end));
-        }
-        let mut mask = 0u64;
-        for (i, s) in self.segments.iter().enumerate() {
-            let holds = s.valid & (s.start <= a) & (b <= s.end);
-            mask |= (holds as u64) << i;
-        }
-        (mask != 0).then(|| mask.trailing_zeros() as usize)
+        let start = self.segments.get(bg.seg).start;
+        self.segments.set_end(bg.seg, reached.max(start));
     }
 
     /// Writes `[a, b)` to the media from time `t`; returns the finish time.
@@ -779,16 +1030,12 @@ impl Hdd {
 
     fn invalidate(&mut self, a: u64, b: u64, t: f64) {
         if let Some(bg) = self.bg {
-            let s = self.segments[bg.seg];
+            let s = self.segments.get(bg.seg);
             if a < bg.to.max(s.end) && s.start < b {
                 self.stop_bg(t);
             }
         }
-        for s in &mut self.segments {
-            if s.valid && a < s.end && s.start < b {
-                s.valid = false;
-            }
-        }
+        self.segments.invalidate_overlapping(a, b);
     }
 
     fn read(&mut self, t0: f64, a: u64, b: u64) -> (f64, bool) {
@@ -801,7 +1048,7 @@ impl Hdd {
         }
         // The segment the read-ahead is filling: a hit, or a wait for the head without a seek.
         if let Some(bg) = self.bg {
-            let s = self.segments[bg.seg];
+            let s = self.segments.get(bg.seg);
             if s.valid && s.start <= a && b <= bg.to {
                 let ready = self.bg_ready_at(&bg, b);
                 let (finish, hit) = if ready <= t { (t + bus, true) } else { (ready.max(t + bus), false) };
@@ -810,7 +1057,7 @@ impl Hdd {
             }
         }
         // A segment holding the data.
-        if let Some(i) = self.segment_holding(a, b) {
+        if let Some(i) = self.segments.holding(a, b) {
             if self.bg.map(|bg| bg.seg) != Some(i) {
                 self.stop_bg(t);
             }
@@ -823,10 +1070,9 @@ impl Hdd {
         let (finish, pos) = self.walk(self.pos, t, a, b, |_, _, _, _, _| true);
         self.pos = pos;
         if !self.segments.is_empty() {
-            let i = self.lru_segment();
+            let i = self.segments.victim();
             let s = self.seg_sectors;
-            self.segments[i] = Segment { start: if n > s { b - s } else { a }, end: b, valid: true, last_use: 0 };
-            self.touch(i);
+            self.segments.fill(i, if n > s { b - s } else { a }, b);
             if self.p.read_ahead && n < s {
                 let to = (a + s).min(self.capacity);
                 if to > b {
@@ -839,7 +1085,7 @@ impl Hdd {
 
     /// After a read of `[a, ..)` served by segment `i`: keep the segment full ahead of the reader.
     fn slide(&mut self, i: usize, a: u64, now: f64) {
-        self.touch(i);
+        self.segments.touch(i);
         if !self.p.read_ahead {
             return;
         }
@@ -850,15 +1096,16 @@ impl Hdd {
                 if want > bg.to {
                     bg.to = want;
                 }
-                self.segments[i].start = self.segments[i].start.max(want.saturating_sub(s));
+                let start = self.segments.get(i).start.max(want.saturating_sub(s));
+                self.segments.set_start(i, start);
                 self.rebase_bg();
             }
             _ => {
-                let seg = self.segments[i];
+                let seg = self.segments.get(i);
                 if want > seg.end {
                     // The head restarts the read-ahead from where the segment ends.
                     self.stop_bg(now);
-                    self.segments[i].start = seg.start.max(want.saturating_sub(s));
+                    self.segments.set_start(i, seg.start.max(want.saturating_sub(s)));
                     self.bg = Some(Background { seg: i, from: seg.end, to: want, t0: now, pos0: self.pos });
                 }
             }
@@ -1055,5 +1302,210 @@ mod tests {
         let mut d = hdd("hdd:st3400620as,write_cache=off");
         let w = d.service(&DeviceRequest::write(1_000_000, 8), 0);
         assert!(!w.cache_hit && w.finish_ns > 1_000_000, "{w:?}");
+    }
+
+    use rand::{Rng, SeedableRng};
+
+    impl Segments {
+        /// Checks that the indexes agree with the segments they index.
+        fn check_indexes(&self) {
+            let mut holders = vec![0u32; self.holders.len()];
+            let mut wide = 0;
+            for (i, s) in self.segs.iter().enumerate() {
+                match self.counted(s) {
+                    Counted::No => assert!(!s.valid),
+                    Counted::Wide => wide += 1,
+                    Counted::Bucket(b) => holders[(b & self.slot_mask) as usize] += 1,
+                }
+                assert_eq!(self.free[i / 64] >> (i % 64) & 1 == 1, !s.valid, "free bit of {i}");
+            }
+            assert_eq!(holders, self.holders);
+            assert_eq!(wide, self.wide);
+            // The recency links form one list over all segments.
+            let mut seen = vec![false; self.len()];
+            let (mut at, mut newer) = (self.mru, NIL);
+            while at != NIL {
+                assert!(!std::mem::replace(&mut seen[at as usize], true), "segment {at} twice in the recency list");
+                assert_eq!(self.links[at as usize].newer, newer);
+                (newer, at) = (at, self.links[at as usize].older);
+            }
+            assert_eq!(newer, self.lru);
+            assert!(seen.iter().all(|&x| x), "a segment missing from the recency list");
+        }
+    }
+
+    /// The segment table as it was before its indexes: a vector scanned on every question, with
+    /// a use clock for recency.
+    #[derive(Default)]
+    struct PlainSegments {
+        segs: Vec<(Segment, u64)>,
+        clock: u64,
+    }
+
+    impl PlainSegments {
+        fn touch(&mut self, i: usize) {
+            self.clock += 1;
+            self.segs[i].1 = self.clock;
+        }
+
+        /// The first valid segment holding `[a, b)`.
+        fn holding(&self, a: u64, b: u64) -> Option<usize> {
+            self.segs.iter().position(|(s, _)| s.valid && s.start <= a && b <= s.end)
+        }
+
+        /// The first invalid segment, else the least recently used (invalid ones count as used at
+        /// time 0).
+        fn victim(&self) -> usize {
+            let (mut best, mut best_use) = (0, u64::MAX);
+            for (i, (s, last_use)) in self.segs.iter().enumerate() {
+                let used = if s.valid { *last_use } else { 0 };
+                if used < best_use {
+                    (best, best_use) = (i, used);
+                }
+            }
+            best
+        }
+    }
+
+    #[test]
+    fn segment_indexes_agree_with_plain_scans() {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
+        for (n, seg) in [(1, 64), (3, 561), (16, 2048), (16, 100), (64, 8), (70, 16), (130, 5)] {
+            let mut fast = Segments::new(n, seg);
+            let mut plain = PlainSegments { segs: vec![(Segment::default(), 0); n], clock: 0 };
+            // A small address space, so that segments overlap and lookups often hit.
+            let space = seg * (n as u64 + 4) * 2;
+            let some = |rng: &mut rand_pcg::Pcg64| rng.gen_range(0..space);
+            for step in 0..20_000 {
+                let i = rng.gen_range(0..n);
+                match rng.gen_range(0..10) {
+                    // Mostly what the drive does: a miss fills the victim with at most a
+                    // segment's sectors; but also longer ranges (counted as wide).
+                    0..=3 => {
+                        let i = if rng.gen_bool(0.8) { fast.victim() } else { i };
+                        let start = some(&mut rng);
+                        let len = if rng.gen_bool(0.9) { rng.gen_range(1..=seg) } else { rng.gen_range(1..=4 * seg) };
+                        fast.fill(i, start, start + len);
+                        plain.segs[i].0 = Segment { start, end: start + len, valid: true };
+                        plain.touch(i);
+                    }
+                    // A read-ahead moving a segment's start forward (possibly past its end, as
+                    // `slide` does while a read-ahead runs) or stopping it at some end.
+                    4 | 5 => {
+                        let s = fast.get(i);
+                        let start = s.start + rng.gen_range(0..=2 * seg);
+                        fast.set_start(i, start);
+                        plain.segs[i].0.start = start;
+                    }
+                    6 | 7 => {
+                        let s = fast.get(i);
+                        let end = s.start + rng.gen_range(0..=seg + 2);
+                        fast.set_end(i, end);
+                        plain.segs[i].0.end = end;
+                    }
+                    8 => {
+                        let a = some(&mut rng);
+                        let b = a + rng.gen_range(1..=2 * seg);
+                        fast.invalidate_overlapping(a, b);
+                        for (s, _) in &mut plain.segs {
+                            if s.valid && a < s.end && s.start < b {
+                                s.valid = false;
+                            }
+                        }
+                    }
+                    _ => {
+                        if fast.get(i).valid {
+                            fast.touch(i);
+                            plain.touch(i);
+                        }
+                    }
+                }
+                for (j, (s, _)) in plain.segs.iter().enumerate() {
+                    assert_eq!(fast.get(j), *s, "segment {j}");
+                }
+                assert_eq!(fast.victim(), plain.victim(), "victim, {n} segments, step {step}");
+                // Lookups at random places and at the edges of segments.
+                for _ in 0..8 {
+                    let (a, b) = if rng.gen_bool(0.5) {
+                        let a = some(&mut rng);
+                        (a, a + rng.gen_range(1..=seg + 1))
+                    } else {
+                        let s = fast.get(rng.gen_range(0..n));
+                        let a = s.start + rng.gen_range(0..=seg) - rng.gen_range(0..=1).min(s.start);
+                        let b = if rng.gen_bool(0.5) { s.end.max(a + 1) } else { a + rng.gen_range(1..=seg) };
+                        (a, b)
+                    };
+                    assert_eq!(fast.holding(a, b), plain.holding(a, b), "holding [{a}, {b}), {n} segments, step {step}");
+                }
+                if step % 64 == 0 {
+                    fast.check_indexes();
+                }
+            }
+            fast.check_indexes();
+        }
+    }
+
+    /// `locate` computed from the zone table alone, as before the track hint.
+    fn plain_locate(d: &Hdd, lba: u64) -> Place {
+        let zone = d.zones.partition_point(|z| z.first_lba <= lba) - 1;
+        let z = &d.zones[zone];
+        let surfaces = d.p.surfaces as u64;
+        let track = (lba - z.first_lba) / z.spt;
+        let cyl_local = track / surfaces;
+        let skew = to_f64(cyl_local) * z.cyl_skew + to_f64(track - cyl_local) * z.head_skew;
+        Place { zone, cyl: z.first_cyl + cyl_local, head: track % surfaces, sector: (lba - z.first_lba) % z.spt, track, skew }
+    }
+
+    #[test]
+    fn track_hint_gives_the_plain_places() {
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(5);
+        for spec in ["hdd:st3400620as", "hdd:cheetah9lp", "hdd:wd7200,zones=1", "hdd:ultrastar18zx,surfaces=1"] {
+            let d = hdd(spec);
+            let mut lba = 0;
+            for _ in 0..200_000 {
+                lba = match rng.gen_range(0..6) {
+                    // Random places, the same track, the next tracks, zone boundaries.
+                    0 => rng.gen_range(0..d.capacity),
+                    1 => lba + rng.gen_range(0..64),
+                    2 => lba + d.zones[d.locate(lba).zone].spt + rng.gen_range(0..3) - 1,
+                    3 => lba.saturating_sub(rng.gen_range(0..2000)),
+                    4 => {
+                        let z = &d.zones[rng.gen_range(0..d.zones.len())];
+                        z.first_lba + rng.gen_range(0..3 * z.spt) - z.spt.min(z.first_lba)
+                    }
+                    _ => lba + 2 * d.zones[d.locate(lba).zone].spt,
+                }
+                .min(d.capacity - 1);
+                let (got, want) = (d.locate(lba), plain_locate(&d, lba));
+                assert_eq!(got, want, "{spec}: sector {lba}");
+                assert_eq!(got.skew.to_bits(), want.skew.to_bits(), "{spec}: sector {lba}");
+            }
+        }
+    }
+
+    #[test]
+    fn segment_indexes_stay_exact_under_the_drive() {
+        // Random and sequential reads and writes of all sizes, through the whole model: the
+        // indexes agree with the segments after every request, and every lookup with a scan.
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(9);
+        for spec in ["hdd:st3400620as", "hdd:cheetah9lp", "hdd:wd7200,write_cache=off", "hdd:ultrastar18zx,segments=70,cache_size=1MiB"] {
+            let mut d = hdd(spec);
+            let (mut t, mut next) = (0, 0);
+            let span = d.seg_sectors * 64;
+            for _ in 0..20_000 {
+                let first = if rng.gen_bool(0.5) { next } else { rng.gen_range(0..span) };
+                let n = if rng.gen_bool(0.7) { rng.gen_range(1..=16) } else { rng.gen_range(1..=3 * d.seg_sectors) };
+                let req = if rng.gen_bool(0.8) { DeviceRequest::read(first, n) } else { DeviceRequest::write(first, n) };
+                let s = d.service(&req, t);
+                t = if rng.gen_bool(0.5) { s.finish_ns } else { s.finish_ns + rng.gen_range(0..20_000_000) };
+                next = first + n;
+                d.segments.check_indexes();
+                for _ in 0..4 {
+                    let a = rng.gen_range(0..span);
+                    let b = a + rng.gen_range(1..=64);
+                    assert_eq!(d.segments.holding(a, b), d.segments.scan_holding(a, b), "{spec}: [{a}, {b})");
+                }
+            }
+        }
     }
 }
