@@ -41,14 +41,15 @@ impl Default for LogHistogram {
 }
 
 impl LogHistogram {
+    /// The bucket of `v`: below `SUB`, `v` itself; above, the top `SUB_BITS` bits of `v` after
+    /// the `shift` that drops the rest, past the `SUB / 2` buckets of each smaller shift. One
+    /// formula covers both (shift 0 below `SUB`), so no branch depends on `v`: response times
+    /// are zero (hits) or not (misses) in an order no predictor can learn.
     #[inline]
     fn index(v: u64) -> usize {
-        if v < SUB {
-            return v as usize;
-        }
-        let msb = 63 - v.leading_zeros();
-        let shift = msb + 1 - SUB_BITS;
-        (SUB + (shift as u64 - 1) * SUB / 2 + ((v >> shift) - SUB / 2)) as usize
+        let bits = 64 - (v | 1).leading_zeros();
+        let shift = bits.saturating_sub(SUB_BITS);
+        (shift as u64 * (SUB / 2) + (v >> shift)) as usize
     }
 
     /// Lowest value of bucket `i`.
@@ -405,6 +406,12 @@ mod tests {
             assert!(v - lo <= v / 512, "{v} {lo}");
             assert_eq!(LogHistogram::index(lo), i);
         }
+        // Buckets are consecutive across every power of two, and the last fits the table.
+        for k in 1..64 {
+            let edge = 1u64 << k;
+            assert_eq!(LogHistogram::index(edge - 1) + 1, LogHistogram::index(edge), "2^{k}");
+        }
+        assert_eq!(LogHistogram::index(u64::MAX), LogHistogram::default().counts.len() - 1);
         let mut h = LogHistogram::default();
         for v in 1..=100u64 {
             h.record(v);
