@@ -8,8 +8,10 @@ discrete-event simulation with device timing. libCacheSim: ``LRU.process_trace``
 only, no time, no prefetching) through its Python package. Both read the same oracleGeneral
 trace of N one-block (4 KiB) requests from ``iostack gen zipf``; both caches hold 64 MiB.
 
-Prints requests/s of each (wall clock and CPU time, which is fairer on a busy machine) and the
-ratio iostack / libCacheSim (> 1 means iostack is faster).
+Prints requests/s of each (wall clock and CPU time, which is fairer on a busy machine), the
+ratio iostack / libCacheSim of the best runs (> 1 means iostack is faster), and the median and
+range of the ratio within each back-to-back pair of runs (steadier when the machine's speed
+drifts).
 
     python bench/bench_timed.py [--requests 10000000] [--alpha 1.0] [--objects 1000000]
                                 [--iostack target/release/iostack] [--repeat 3]
@@ -22,6 +24,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -74,12 +77,14 @@ def main() -> int:
                        check=True, capture_output=True)
     try:
         io_best = lcs_best = None
+        pair_ratios = []
         for _ in range(args.repeat):
-            # Alternate, so both see the same machine load.
-            wall, cpu, rep = run_iostack(args.iostack, trace, args.cache)
-            io_best = min(io_best or (wall, cpu, rep), (wall, cpu, rep), key=lambda x: x[1])
-            wall, cpu, mr = run_libcachesim(trace, cache_bytes)
-            lcs_best = min(lcs_best or (wall, cpu, mr), (wall, cpu, mr), key=lambda x: x[1])
+            # Alternate, so both see the same machine load; each pair gives one ratio.
+            io_wall, cpu, rep = run_iostack(args.iostack, trace, args.cache)
+            io_best = min(io_best or (io_wall, cpu, rep), (io_wall, cpu, rep), key=lambda x: x[1])
+            lcs_wall, cpu, mr = run_libcachesim(trace, cache_bytes)
+            lcs_best = min(lcs_best or (lcs_wall, cpu, mr), (lcs_wall, cpu, mr), key=lambda x: x[1])
+            pair_ratios.append(lcs_wall / io_wall)
         n = io_best[2]["front"]["requests"]
         print(f"trace: {n} requests, zipf alpha={args.alpha} over {args.objects} objects, cache {args.cache}")
         print(f"iostack run (linux+lru+cscan+hdd, timed): wall {io_best[0]:.2f} s = {n / io_best[0] / 1e6:.2f} M req/s;"
@@ -88,7 +93,13 @@ def main() -> int:
               f" simulated {io_best[2]['elapsed_ns'] / 1e9:.0f} s")
         print(f"libCacheSim LRU (miss ratio only):        wall {lcs_best[0]:.2f} s = {n / lcs_best[0] / 1e6:.2f} M req/s;"
               f" cpu {lcs_best[1]:.2f} s = {n / lcs_best[1] / 1e6:.2f} M req/s; miss ratio {lcs_best[2]:.4f}")
-        print(f"ratio iostack/libCacheSim (requests/s): wall {lcs_best[0] / io_best[0]:.2f}x, cpu {lcs_best[1] / io_best[1]:.2f}x")
+        print(f"ratio iostack/libCacheSim (requests/s): wall {lcs_best[0] / io_best[0]:.2f}x, cpu {lcs_best[1] / io_best[1]:.2f}x"
+              " (best run of each)")
+        # The machine's speed drifts between runs; the ratio within each back-to-back pair is the
+        # steadier figure.
+        pair_ratios.sort()
+        print(f"ratio in each of {len(pair_ratios)} back-to-back pairs (wall): median {statistics.median(pair_ratios):.2f}x,"
+              f" range {pair_ratios[0]:.2f}x to {pair_ratios[-1]:.2f}x")
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
