@@ -110,11 +110,33 @@ pub fn preset_names() -> Vec<&'static str> {
 /// `hdd:st3400620as,cache=off,segments=16`, `ssd:x25m,channels=4`. Each model documents its keys;
 /// an unknown model, preset or key is an error naming the valid ones.
 pub fn build(spec: &str) -> Result<Box<dyn Device>, ConfigError> {
+    Ok(build_model(spec)?.into_dyn())
+}
+
+/// A device built from a spec: the mechanical drive by its own type, so that the timed engine
+/// can compile its default stack around it, any other model behind a trait object.
+pub enum BuiltDevice {
+    Hdd(Box<hdd::Hdd>),
+    Other(Box<dyn Device>),
+}
+
+impl BuiltDevice {
+    /// The device behind a trait object, whatever its model.
+    pub fn into_dyn(self) -> Box<dyn Device> {
+        match self {
+            BuiltDevice::Hdd(d) => d,
+            BuiltDevice::Other(d) => d,
+        }
+    }
+}
+
+/// [`build`], keeping the type of a mechanical drive.
+pub fn build_model(spec: &str) -> Result<BuiltDevice, ConfigError> {
     let s = Spec::parse(spec)?;
     match s.model.as_str() {
-        "fixed" => Ok(Box::new(fixed::Fixed::from_spec(s)?)),
-        "hdd" => Ok(Box::new(hdd::Hdd::from_spec(s)?)),
-        "ssd" => Ok(Box::new(ssd::Ssd::from_spec(s)?)),
+        "fixed" => Ok(BuiltDevice::Other(Box::new(fixed::Fixed::from_spec(s)?))),
+        "hdd" => Ok(BuiltDevice::Hdd(Box::new(hdd::Hdd::from_spec(s)?))),
+        "ssd" => Ok(BuiltDevice::Other(Box::new(ssd::Ssd::from_spec(s)?))),
         other => Err(ConfigError::unknown("--device", "device model", other, &["fixed", "hdd", "ssd"])),
     }
 }

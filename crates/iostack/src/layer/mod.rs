@@ -58,3 +58,22 @@ impl Device for Below<'_> {
         self.device.parameters()
     }
 }
+
+/// A device of a type known to the caller, seen as a `dyn Device` (for [`Below`], from code that
+/// is generic over its device).
+pub struct DeviceRef<'a, D: Device + ?Sized>(pub &'a mut D);
+
+impl<D: Device + ?Sized> Device for DeviceRef<'_, D> {
+    fn name(&self) -> String {
+        self.0.name()
+    }
+    fn service(&mut self, req: &DeviceRequest, now_ns: u64) -> Service {
+        self.0.service(req, now_ns)
+    }
+    fn parameters(&self) -> serde_json::Value {
+        self.0.parameters()
+    }
+    fn capacity_sectors(&self) -> Option<u64> {
+        self.0.capacity_sectors()
+    }
+}

@@ -104,6 +104,11 @@ impl Prefetcher for LinuxReadahead {
         format!("linux:max={},io={}", self.ra.ra_pages, self.ra.io_pages)
     }
 
+    /// A miss that is not sequential looks at the page before it (`page_cache_prev_miss`).
+    fn usual_probe(&self) -> Option<i64> {
+        Some(-1)
+    }
+
     fn on_access(&mut self, a: &DemandAccess, cache: &dyn BlockPresence, out: &mut Vec<Fetch>) {
         let key = (a.pid, a.file.is_device, a.file.id);
         let last_page = a.req_pages <= 1;

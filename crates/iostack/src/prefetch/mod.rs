@@ -87,11 +87,18 @@ pub trait BlockPresence {
 /// include the demanded block itself (Linux's synchronous readahead reads the missed page as
 /// part of its window), which the engine then reads as demand. A prefetcher never owns cache
 /// space, never evicts, and must be deterministic. Writes are not shown to it.
-pub trait Prefetcher: Send {
+pub trait Prefetcher: std::any::Any + Send {
     /// Name with parameters, e.g. `pm:degree=4`.
     fn name(&self) -> String;
     /// Sees one demand access; appends the fetches it wants.
     fn on_access(&mut self, a: &DemandAccess, cache: &dyn BlockPresence, out: &mut Vec<Fetch>);
+    /// The block, relative to a demanded block, whose presence in the cache is most often asked
+    /// after the demand (through `BlockPresence` or by the engine checking a fetch), if any. The
+    /// engine starts loading the cache index for it a few requests ahead. A memory hint only:
+    /// it never changes what is fetched.
+    fn usual_probe(&self) -> Option<i64> {
+        None
+    }
 }
 
 /// A prefetcher's entry in the registry.

@@ -74,7 +74,7 @@ impl IoRequest {
 /// requests back (answer `None` with requests queued) only if it names, through
 /// [`Scheduler::wake_at`], a time at which it will dispatch them without further input. With
 /// nothing queued (`queued() == 0`) `dispatch` answers `None`, and the engine does not ask.
-pub trait Scheduler: Send {
+pub trait Scheduler: std::any::Any + Send {
     /// Name with parameters, e.g. `batch:b=16`.
     fn name(&self) -> String;
     /// Queues `req` (possibly merging it with a queued request).

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Location, TraceError};
 
 pub mod alibaba;
+pub mod background;
 pub mod bin;
 pub mod blkparse;
 pub mod csv;
@@ -217,22 +218,59 @@ impl Request {
     /// A zero-length request touches the one block holding its offset.
     #[inline]
     pub fn block_range(&self, page_size: u64) -> (u64, u64) {
-        let first = page_of(self.offset, page_size);
-        let end = if self.length == 0 { first + 1 } else { page_of(self.offset + self.length - 1, page_size) + 1 };
-        (first, end)
+        PageSize::new(page_size).block_range(self)
     }
 }
 
-/// The page (of `page_size` bytes) holding byte `offset`: a shift for the usual power-of-two
-/// page sizes, since a 64-bit division costs tens of cycles and simulators ask this several times
-/// a request.
+/// The page (of `page_size` bytes) holding byte `offset`.
 #[inline]
 pub fn page_of(offset: u64, page_size: u64) -> u64 {
-    // `is_power_of_two` counts bits, which takes a dozen instructions on x86-64 without POPCNT.
-    if page_size != 0 && page_size & (page_size - 1) == 0 {
-        offset >> page_size.trailing_zeros()
-    } else {
-        offset / page_size
+    PageSize::new(page_size).page_of(offset)
+}
+
+/// A page size, with what turns byte offsets into pages decided once: a shift for the usual
+/// power-of-two sizes, since a 64-bit division costs tens of cycles and simulators ask this
+/// several times a request. A loop over many requests keeps one of these instead of testing
+/// the size on every call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageSize {
+    size: u64,
+    /// log2 of `size` when it is a power of two, else `NOT_POW2`.
+    shift: u32,
+}
+
+impl PageSize {
+    const NOT_POW2: u32 = u32::MAX;
+
+    #[inline]
+    pub fn new(size: u64) -> PageSize {
+        // `is_power_of_two` counts bits, which takes a dozen instructions on x86-64 without POPCNT.
+        let shift = if size != 0 && size & (size - 1) == 0 { size.trailing_zeros() } else { Self::NOT_POW2 };
+        PageSize { size, shift }
+    }
+
+    #[inline]
+    pub fn bytes(self) -> u64 {
+        self.size
+    }
+
+    /// The page holding byte `offset`.
+    #[inline(always)]
+    pub fn page_of(self, offset: u64) -> u64 {
+        if self.shift != Self::NOT_POW2 {
+            offset >> self.shift
+        } else {
+            offset / self.size
+        }
+    }
+
+    /// First and one-past-last page that `r` touches; a zero-length request touches the one
+    /// page holding its offset.
+    #[inline(always)]
+    pub fn block_range(self, r: &Request) -> (u64, u64) {
+        let first = self.page_of(r.offset);
+        let end = if r.length == 0 { first + 1 } else { self.page_of(r.offset + r.length - 1) + 1 };
+        (first, end)
     }
 }
 

@@ -8,10 +8,10 @@ use super::report::{CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Proces
 use super::blocks::{BlockStates, DIRTY, EVICTED, INFLIGHT, MARKER, NIL, PREFETCHED};
 use crate::cache::{block_key, split_block_key, Access, Evicted, Key, Origin, Policy};
 use crate::device::{Device, DeviceRequest, Service, SECTOR};
-use crate::layer::{Below, Layer};
+use crate::layer::{Below, DeviceRef, Layer};
 use crate::prefetch::{BlockPresence, DemandAccess, Fetch, FileView, Prefetcher};
 use crate::sched::{Cause, IoRequest, Scheduler};
-use crate::trace::{page_of, Op, Request};
+use crate::trace::{Op, PageSize, Request};
 
 /// Requests read from the trace at a time.
 const INPUT_BATCH: usize = 4096;
@@ -140,20 +140,25 @@ pub(crate) struct Counters {
 
 /// The timed engine. Build it with [`super::TimedRun`]; it is driven by `run`.
 ///
-/// It is generic over its policy, which it asks several times per request: `Engine<Lru>` runs
-/// the default policy with those calls compiled in, `Engine` (the policy as a trait object)
-/// any policy. Both are the same code, so they give the same results.
-pub struct Engine<P: Policy + ?Sized = dyn Policy> {
+/// It is generic over its components, which it calls several times per request: with concrete
+/// types (`Engine<Lru, LinuxReadahead, CScan, Hdd>`, the default stack) those calls are compiled
+/// in and inlined across components; with the defaults (trait objects) it runs any stack. Every
+/// form is the same code, so every form gives the same results.
+pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn Prefetcher, S: Scheduler + ?Sized = dyn Scheduler, D: Device + ?Sized = dyn Device> {
     s: EngineSettings,
+    /// `s.page_size`, with the shift or division for pages chosen once.
+    pages: PageSize,
     sectors_per_block: u64,
     policy: Box<P>,
     /// `policy.capacity()` and `policy.has_side_evictions()`, constant for the run.
     capacity: u64,
     side_evictions: bool,
-    prefetcher: Box<dyn Prefetcher>,
-    sched: Box<dyn Scheduler>,
+    prefetcher: Box<F>,
+    /// `prefetcher.usual_probe()`, constant for the run.
+    usual_probe: Option<i64>,
+    sched: Box<S>,
     layers: Vec<Box<dyn Layer>>,
-    device: Box<dyn Device>,
+    device: Box<D>,
     pub(crate) observers: Vec<(Boundary, Box<dyn BoundaryObserver>)>,
     observe: [bool; 4],
 
@@ -211,6 +216,8 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy> {
     last_trace_ns: u64,
     input_done: bool,
     batch: Vec<Request>,
+    /// The key of the first block of each request of `batch`.
+    batch_keys: Vec<Key>,
     batch_pos: usize,
     next_arrival: Option<Request>,
     pub(crate) skipped: u64,
@@ -219,22 +226,17 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy> {
 /// Result of the trace input.
 pub(crate) type InputResult<T> = Result<T, crate::error::Error>;
 
-impl<P: Policy + ?Sized> Engine<P> {
-    pub(crate) fn new(
-        s: EngineSettings,
-        policy: Box<P>,
-        prefetcher: Box<dyn Prefetcher>,
-        sched: Box<dyn Scheduler>,
-        layers: Vec<Box<dyn Layer>>,
-        device: Box<dyn Device>,
-    ) -> Engine<P> {
+impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Device + ?Sized> Engine<P, F, S, D> {
+    pub(crate) fn new(s: EngineSettings, policy: Box<P>, prefetcher: Box<F>, sched: Box<S>, layers: Vec<Box<dyn Layer>>, device: Box<D>) -> Self {
         let device_pages = device.capacity_sectors().map(|sec| sec * SECTOR / s.page_size);
         Engine {
             sectors_per_block: s.page_size / SECTOR,
+            pages: PageSize::new(s.page_size),
             s,
             capacity: policy.capacity(),
             side_evictions: policy.has_side_evictions(),
             policy,
+            usual_probe: prefetcher.usual_probe(),
             prefetcher,
             sched,
             layers,
@@ -280,6 +282,7 @@ impl<P: Policy + ?Sized> Engine<P> {
             last_trace_ns: 0,
             input_done: false,
             batch: Vec::with_capacity(INPUT_BATCH),
+            batch_keys: Vec::with_capacity(INPUT_BATCH),
             batch_pos: 0,
             next_arrival: None,
             skipped: 0,
@@ -289,13 +292,13 @@ impl<P: Policy + ?Sized> Engine<P> {
     pub(crate) fn policy(&self) -> &P {
         &*self.policy
     }
-    pub(crate) fn prefetcher(&self) -> &dyn Prefetcher {
+    pub(crate) fn prefetcher(&self) -> &F {
         &*self.prefetcher
     }
-    pub(crate) fn scheduler(&self) -> &dyn Scheduler {
+    pub(crate) fn scheduler(&self) -> &S {
         &*self.sched
     }
-    pub(crate) fn device(&self) -> &dyn Device {
+    pub(crate) fn device(&self) -> &D {
         &*self.device
     }
     pub(crate) fn layers(&self) -> &[Box<dyn Layer>] {
@@ -359,14 +362,23 @@ impl<P: Policy + ?Sized> Engine<P> {
         let mut r = self.batch[self.batch_pos];
         self.batch_pos += 1;
         // Let the policy start loading the index cell some requests ahead and the entry a few
-        // requests ahead, in two stages so neither stalls (memory prefetches only; no effect on
-        // results).
-        let ps = self.s.page_size;
-        if let Some(ahead) = self.batch.get(self.batch_pos + 8) {
-            self.policy.prefetch_index(block_key(ahead.device, page_of(ahead.offset, ps)));
+        // requests ahead, in two stages so neither stalls, and the entry's list neighbours (which
+        // a hit's relinking writes) once the entry has arrived (memory prefetches only; no effect
+        // on results).
+        let keys = &self.batch_keys;
+        if let Some(&k) = keys.get(self.batch_pos + 8) {
+            self.policy.prefetch_index(k);
+            // And the cell of the block the prefetcher usually asks about after this one (a
+            // block key is the block number in its low bits).
+            if let Some(d) = self.usual_probe {
+                self.policy.prefetch_index(k.wrapping_add_signed(d));
+            }
         }
-        if let Some(ahead) = self.batch.get(self.batch_pos + 3) {
-            self.policy.prefetch(block_key(ahead.device, page_of(ahead.offset, ps)));
+        if let Some(&k) = keys.get(self.batch_pos + 3) {
+            self.policy.prefetch(k);
+        }
+        if let Some(&k) = keys.get(self.batch_pos) {
+            self.policy.prefetch_neighbours(k);
         }
         // Trace time relative to the first request, never going back.
         let t0 = *self.t0.get_or_insert(r.time_ns);
@@ -390,6 +402,10 @@ impl<P: Policy + ?Sized> Engine<P> {
             self.skipped = reader.skipped();
             return Ok(false);
         }
+        // The key of each request's first block, for the memory hints above.
+        let pages = self.pages;
+        self.batch_keys.clear();
+        self.batch_keys.extend(self.batch.iter().map(|r| block_key(r.device, pages.page_of(r.offset))));
         Ok(true)
     }
 
@@ -570,7 +586,7 @@ impl<P: Policy + ?Sized> Engine<P> {
     }
 }
 
-impl<P: Policy + ?Sized> Engine<P> {
+impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Device + ?Sized> Engine<P, F, S, D> {
     // ----- requests -----
 
     fn start_request(&mut self, p: u32, r: Request) {
@@ -595,7 +611,7 @@ impl<P: Policy + ?Sized> Engine<P> {
             self.notify(Boundary::Front, &seen);
         }
         let ps = self.s.page_size;
-        let (first, end) = r.block_range(ps);
+        let (first, end) = self.pages.block_range(&r);
         self.c.front.blocks += end - first;
         self.cur = Pending { proc: p, issue_ns: self.now, outstanding: 0 };
         debug_assert_eq!(self.cur_slot, NIL);
@@ -611,7 +627,7 @@ impl<P: Policy + ?Sized> Engine<P> {
                         Some(sz) => sz.div_ceil(ps),
                         None => self.extents.get(&(false, f.id)).copied().unwrap_or(u64::MAX),
                     };
-                    (f.id, false, page_of(f.offset, ps), size)
+                    (f.id, false, self.pages.page_of(f.offset), size)
                 }
                 None => (r.device as u64, true, first, self.device_pages.unwrap_or_else(|| {
                     self.extents.get(&(true, r.device as u64)).copied().unwrap_or(u64::MAX)
@@ -1074,11 +1090,21 @@ impl<P: Policy + ?Sized> Engine<P> {
                 sector: r.block * self.sectors_per_block,
                 sectors: r.blocks as u64 * self.sectors_per_block,
             };
-            let service = {
-                let mut below = Below { layers: &mut self.layers[..], device: &mut *self.device, seen: &mut self.seen };
-                below.service(&dreq, self.now)
+            let service = if self.layers.is_empty() {
+                let s = self.device.service(&dreq, self.now);
+                self.device_served(&dreq, &s);
+                s
+            } else {
+                let mut device = DeviceRef(&mut *self.device);
+                let mut below = Below { layers: &mut self.layers[..], device: &mut device, seen: &mut self.seen };
+                let s = below.service(&dreq, self.now);
+                for i in 0..self.seen.len() {
+                    let (q, s) = self.seen[i];
+                    self.device_served(&q, &s);
+                }
+                self.seen.clear();
+                s
             };
-            self.device_seen();
             let slot = match self.in_device_free.pop() {
                 Some(i) => {
                     self.in_device[i as usize] = Some(r);
@@ -1103,33 +1129,29 @@ impl<P: Policy + ?Sized> Engine<P> {
         }
     }
 
-    /// Accounts the requests that reached the device.
-    fn device_seen(&mut self) {
-        let spb = self.sectors_per_block;
-        for i in 0..self.seen.len() {
-            let (q, s) = self.seen[i];
-            let d = &mut self.c.device;
-            d.requests += 1;
-            let blocks = q.sectors.div_ceil(spb);
-            if q.op.is_write() {
-                d.writes += 1;
-                d.blocks_written += blocks;
-            } else {
-                d.reads += 1;
-                d.blocks_read += blocks;
-            }
-            d.busy_ns += s.finish_ns - s.start_ns;
-            if s.cache_hit {
-                d.cache_hits += 1;
-            }
-            self.c.request_sizes.add(blocks);
-            self.seqs.push(q.device, q.op.is_write(), q.sector, q.sectors, blocks, &mut self.c.sequence_sizes);
-            if self.observe[Boundary::Device as usize] {
-                let r = Request { time_ns: s.start_ns, offset: q.sector * SECTOR, length: q.sectors * SECTOR, pid: 0, device: q.device, op: q.op, file: None };
-                self.notify(Boundary::Device, &r);
-            }
+    /// Accounts a request that reached the device.
+    #[inline]
+    fn device_served(&mut self, q: &DeviceRequest, s: &Service) {
+        let d = &mut self.c.device;
+        d.requests += 1;
+        let blocks = q.sectors.div_ceil(self.sectors_per_block);
+        if q.op.is_write() {
+            d.writes += 1;
+            d.blocks_written += blocks;
+        } else {
+            d.reads += 1;
+            d.blocks_read += blocks;
         }
-        self.seen.clear();
+        d.busy_ns += s.finish_ns - s.start_ns;
+        if s.cache_hit {
+            d.cache_hits += 1;
+        }
+        self.c.request_sizes.add(blocks);
+        self.seqs.push(q.device, q.op.is_write(), q.sector, q.sectors, blocks, &mut self.c.sequence_sizes);
+        if self.observe[Boundary::Device as usize] {
+            let r = Request { time_ns: s.start_ns, offset: q.sector * SECTOR, length: q.sectors * SECTOR, pid: 0, device: q.device, op: q.op, file: None };
+            self.notify(Boundary::Device, &r);
+        }
     }
 
     /// A dispatched request completed: every block in its range is done.

@@ -30,28 +30,54 @@ pub use engine::{Boundary, BoundaryObserver};
 pub use observers::{DumpObserver, ProbeObserver, SharedProbe};
 pub use report::{BoundaryLocality, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, SchedCounts, TimedReport};
 
-use crate::device::Device;
+use std::any::Any;
+
+use crate::cache::lru::Lru;
+use crate::device::hdd::Hdd;
+use crate::device::{BuiltDevice, Device};
+use crate::prefetch::linux::LinuxReadahead;
+use crate::prefetch::Prefetcher;
+use crate::sched::cscan::CScan;
+use crate::sched::Scheduler;
 use crate::error::{ConfigError, Error};
 use crate::layer::Layer;
 use crate::metrics::{Granularity, ProbeConfig};
+use crate::trace::background::BackgroundReader;
 use crate::trace::TraceReader;
 use engine::{Engine, EngineSettings};
 
-/// The engine of a stack: compiled for its policy when that is LRU (the default, and the most
-/// used), else with the policy behind a trait object.
+/// The engine of a stack, in one of three compiled forms: the default stack (LRU, Linux
+/// readahead, C-SCAN, a mechanical drive, no layers) with every component's calls compiled in;
+/// LRU, the default and most used policy, compiled in with the other components behind trait
+/// objects; and everything behind trait objects. All three run the same code.
 enum StackEngine {
-    Lru(Engine<crate::cache::lru::Lru>),
-    Any(Engine),
+    Default(Box<Engine<Lru, LinuxReadahead, CScan, Hdd>>),
+    Lru(Box<Engine<Lru>>),
+    Any(Box<Engine>),
 }
 
 /// Runs `$body` with `$e` bound to the engine, whichever form it has.
 macro_rules! with_engine {
     ($engine:expr, $e:ident => $body:expr) => {
         match $engine {
+            StackEngine::Default($e) => $body,
             StackEngine::Lru($e) => $body,
             StackEngine::Any($e) => $body,
         }
     };
+}
+
+/// `Ok` with the trait object `$b` as a box of its concrete type `$t` if that is what it holds,
+/// else `Err($b)`.
+macro_rules! downcast {
+    ($b:expr, $t:ty) => {{
+        let b = $b;
+        if (b.as_ref() as &dyn Any).is::<$t>() {
+            Ok((b as Box<dyn Any>).downcast::<$t>().expect("checked type"))
+        } else {
+            Err(b)
+        }
+    }};
 }
 
 /// A timed stack built from a config, ready to run one trace.
@@ -66,8 +92,10 @@ pub struct TimedRun {
 impl TimedRun {
     /// Builds every component the config names; errors name the option at fault.
     pub fn new(config: &StackConfig) -> Result<TimedRun, ConfigError> {
-        let device = build_device(&config.device)?;
-        Self::with_device(config, device)
+        let device = crate::device::build_model(&config.device)?;
+        let resolved = config.resolve()?;
+        let policy = crate::cache::build(&config.policy, resolved.cache_blocks)?;
+        Self::assemble(config, policy, device)
     }
 
     /// Builds the stack around a device the caller made (tests, custom models).
@@ -80,6 +108,10 @@ impl TimedRun {
     /// Builds the stack around a policy and a device the caller made; the config's `policy`
     /// and `device` are then only echoed.
     pub fn with_parts(config: &StackConfig, policy: Box<dyn crate::cache::Policy>, device: Box<dyn Device>) -> Result<TimedRun, ConfigError> {
+        Self::assemble(config, policy, BuiltDevice::Other(device))
+    }
+
+    fn assemble(config: &StackConfig, policy: Box<dyn crate::cache::Policy>, device: BuiltDevice) -> Result<TimedRun, ConfigError> {
         let resolved = config.resolve()?;
         if policy.needs_future() {
             return Err(ConfigError::new(
@@ -101,13 +133,7 @@ impl TimedRun {
             processes: config.processes,
             resolved,
         };
-        let is_lru = (policy.as_ref() as &dyn std::any::Any).is::<crate::cache::lru::Lru>();
-        let mut engine = if is_lru {
-            let lru = (policy as Box<dyn std::any::Any>).downcast().expect("the policy is LRU");
-            StackEngine::Lru(Engine::new(settings, lru, prefetcher, sched, layers, device))
-        } else {
-            StackEngine::Any(Engine::new(settings, policy, prefetcher, sched, layers, device))
-        };
+        let mut engine = Self::engine(settings, policy, prefetcher, sched, layers, device);
         let probes = config.locality.then(|| {
             Boundary::ALL.map(|b| {
                 let probe = SharedProbe::new(ProbeConfig { granularity: Granularity::Bytes(config.page_size), ..Default::default() });
@@ -116,6 +142,33 @@ impl TimedRun {
             })
         });
         Ok(TimedRun { config: config.clone(), engine, probes })
+    }
+
+    /// The engine in the most compiled form the components allow.
+    fn engine(
+        settings: EngineSettings,
+        policy: Box<dyn crate::cache::Policy>,
+        prefetcher: Box<dyn Prefetcher>,
+        sched: Box<dyn Scheduler>,
+        layers: Vec<Box<dyn Layer>>,
+        device: BuiltDevice,
+    ) -> StackEngine {
+        let policy = match downcast!(policy, Lru) {
+            Ok(lru) => lru,
+            Err(other) => return StackEngine::Any(Box::new(Engine::new(settings, other, prefetcher, sched, layers, device.into_dyn()))),
+        };
+        let default_parts = (prefetcher.as_ref() as &dyn Any).is::<LinuxReadahead>()
+            && (sched.as_ref() as &dyn Any).is::<CScan>()
+            && matches!(device, BuiltDevice::Hdd(_))
+            && layers.is_empty();
+        match device {
+            BuiltDevice::Hdd(hdd) if default_parts => {
+                let prefetcher = downcast!(prefetcher, LinuxReadahead).ok().expect("checked type");
+                let sched = downcast!(sched, CScan).ok().expect("checked type");
+                StackEngine::Default(Box::new(Engine::new(settings, policy, prefetcher, sched, layers, hdd)))
+            }
+            device => StackEngine::Lru(Box::new(Engine::new(settings, policy, prefetcher, sched, layers, device.into_dyn()))),
+        }
     }
 
     /// Observes the stream crossing `boundary` (locality probes, dumps).
@@ -128,8 +181,8 @@ impl TimedRun {
     /// pass could learn nothing, because the trace names no files (`carries_files`) and the
     /// device's capacity already sizes the raw device.
     pub fn wants_extents(&self, carries_files: bool) -> bool {
-        let (prefetcher, device) = with_engine!(&self.engine, e => (e.prefetcher(), e.device()));
-        self.config.file_sizes == FileSizes::Infer && prefetcher.name() != "none" && (carries_files || device.capacity_sectors().is_none())
+        let (prefetches, device_sized) = with_engine!(&self.engine, e => (e.prefetcher().name() != "none", e.device().capacity_sectors().is_some()));
+        self.config.file_sizes == FileSizes::Infer && prefetches && (carries_files || !device_sized)
     }
 
     /// First pass: the largest extent accessed in each file (requests with a file but no file
@@ -168,7 +221,11 @@ impl TimedRun {
 }
 
 /// The report of engine `e` after its run of `config`'s stack.
-fn report<P: crate::cache::Policy + ?Sized>(config: &StackConfig, locality_probes: &Option<[SharedProbe; 4]>, e: &mut Engine<P>) -> Result<TimedReport, Error> {
+fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Device + ?Sized>(
+    config: &StackConfig,
+    locality_probes: &Option<[SharedProbe; 4]>,
+    e: &mut Engine<P, F, S, D>,
+) -> Result<TimedReport, Error> {
     let mut probes = std::collections::BTreeMap::new();
     let locality = locality_probes.as_ref().map(|[front, cache, sched, device]| BoundaryLocality {
         front: front.report(),
@@ -233,12 +290,14 @@ pub fn run_built(
     for (b, o) in observers {
         run.observe(b, o);
     }
-    let mut reader = open()?;
+    // The trace is decoded on a second thread while the engine runs (same requests, same
+    // order, same errors: see `BackgroundReader`).
+    let mut reader = BackgroundReader::spawn(open()?);
     if run.wants_extents(reader.carries_files()) {
-        run.scan_extents(&mut *reader)?;
-        reader = open()?;
+        run.scan_extents(&mut reader)?;
+        reader = BackgroundReader::spawn(open()?);
     }
-    run.run(&mut *reader)
+    run.run(&mut reader)
 }
 
 /// Builds the device a spec names (`iostack devices`).

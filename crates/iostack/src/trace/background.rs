@@ -1,0 +1,261 @@
+//! A trace reader that decodes on its own thread, a few batches ahead of its consumer.
+//!
+//! The timed engine runs on one thread and asks for requests one batch at a time; decoding them
+//! (parsing text, decompressing, building `Request`s) is work the engine would otherwise wait
+//! for. [`BackgroundReader`] moves it to a second thread: the thread fills batches from the
+//! inner reader and hands them over through a bounded channel, and the consumer hands the
+//! emptied vectors back, so that in steady state no batch is allocated. The requests, their
+//! order, errors (at the same place in the stream) and the skipped count are those of the inner
+//! reader, so nothing a simulation computes depends on whether it reads in the background.
+
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{Receiver, Sender};
+
+use super::{Request, TraceReader};
+use crate::error::{Location, TraceError};
+
+/// Requests per batch the thread decodes.
+const BATCH: usize = 4096;
+/// Batches decoded ahead of the consumer.
+const AHEAD: usize = 4;
+
+enum Message {
+    /// A batch, and the inner reader's skipped count after it.
+    Batch(Vec<Request>, u64),
+    /// The end of the trace, and the final skipped count.
+    End(u64),
+    /// The inner reader failed; nothing follows.
+    Failed(TraceError),
+}
+
+/// Reads a trace on a background thread (see the module documentation).
+pub struct BackgroundReader {
+    rx: Receiver<Message>,
+    recycle: Sender<Vec<Request>>,
+    /// The batch being handed out, and the position of its next request.
+    current: Vec<Request>,
+    pos: usize,
+    path: PathBuf,
+    carries_files: bool,
+    skipped: u64,
+    /// The end, or an error, was received: nothing more comes.
+    done: bool,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl BackgroundReader {
+    /// Starts reading `inner` on a new thread.
+    pub fn spawn(mut inner: Box<dyn TraceReader>) -> BackgroundReader {
+        let path = inner.path().to_path_buf();
+        let carries_files = inner.carries_files();
+        let (tx, rx) = crossbeam_channel::bounded(AHEAD);
+        let (recycle, recycled) = crossbeam_channel::bounded::<Vec<Request>>(AHEAD + 2);
+        let worker = std::thread::Builder::new()
+            .name("iostack-trace-reader".into())
+            .spawn(move || loop {
+                let mut buf = recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                buf.clear();
+                // A send fails only when the consumer is gone: then stop reading.
+                match inner.read_batch(&mut buf, BATCH) {
+                    Ok(0) => {
+                        let _ = tx.send(Message::End(inner.skipped()));
+                        return;
+                    }
+                    Ok(_) => {
+                        if tx.send(Message::Batch(buf, inner.skipped())).is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        // The requests decoded before the error come first, as they would
+                        // from a reader asked one request at a time.
+                        if !buf.is_empty() && tx.send(Message::Batch(buf, inner.skipped())).is_err() {
+                            return;
+                        }
+                        let _ = tx.send(Message::Failed(e));
+                        return;
+                    }
+                }
+            })
+            .expect("cannot start the trace reader thread");
+        BackgroundReader { rx, recycle, current: Vec::new(), pos: 0, path, carries_files, skipped: 0, done: false, worker: Some(worker) }
+    }
+
+    /// Makes `current` hold at least one request not handed out yet; `false` at the end.
+    fn next_batch(&mut self) -> Result<bool, TraceError> {
+        while self.pos == self.current.len() {
+            if self.done {
+                return Ok(false);
+            }
+            let msg = self.rx.recv().unwrap_or_else(|_| {
+                Message::Failed(TraceError::new(&self.path, Location::File, None, "the trace reader thread stopped unexpectedly"))
+            });
+            match msg {
+                Message::Batch(batch, skipped) => {
+                    self.skipped = skipped;
+                    let old = std::mem::replace(&mut self.current, batch);
+                    self.pos = 0;
+                    // Full when the thread is ahead by more than it can use: then let it go.
+                    let _ = self.recycle.try_send(old);
+                }
+                Message::End(skipped) => {
+                    self.skipped = skipped;
+                    self.done = true;
+                }
+                Message::Failed(e) => {
+                    self.done = true;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(true)
+    }
+}
+
+impl TraceReader for BackgroundReader {
+    fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
+        if !self.next_batch()? {
+            return Ok(None);
+        }
+        self.pos += 1;
+        Ok(Some(self.current[self.pos - 1]))
+    }
+
+    fn read_batch(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        if max == 0 || !self.next_batch()? {
+            return Ok(0);
+        }
+        let rest = self.current.len() - self.pos;
+        if self.pos == 0 && buf.is_empty() && rest <= max {
+            // The whole batch: swap vectors instead of copying.
+            std::mem::swap(buf, &mut self.current);
+            self.current.clear();
+            self.pos = 0;
+            return Ok(rest);
+        }
+        let n = rest.min(max);
+        buf.extend_from_slice(&self.current[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+
+    fn skipped(&self) -> u64 {
+        self.skipped
+    }
+
+    fn carries_files(&self) -> bool {
+        self.carries_files
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for BackgroundReader {
+    fn drop(&mut self) {
+        // Closing the channel stops the thread at its next hand-over.
+        let (_, closed) = crossbeam_channel::bounded(0);
+        drop(std::mem::replace(&mut self.rx, closed));
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{read_all, VecReader};
+
+    fn requests(n: u64) -> Vec<Request> {
+        (0..n).map(|i| Request::read(i * 4096, 4096).at(i)).collect()
+    }
+
+    /// A reader that fails at request `at`, with `skipped` counted.
+    struct FailsAt {
+        inner: VecReader,
+        seen: u64,
+        at: u64,
+    }
+
+    impl TraceReader for FailsAt {
+        fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
+            self.seen += 1;
+            if self.seen == self.at {
+                return Err(crate::trace::record_error(Path::new("t.bin"), self.at, "offset", "bad"));
+            }
+            self.inner.next_request()
+        }
+        fn skipped(&self) -> u64 {
+            3
+        }
+        fn path(&self) -> &Path {
+            Path::new("t.bin")
+        }
+    }
+
+    #[test]
+    fn same_requests_in_the_same_order() {
+        for n in [0, 1, BATCH as u64 - 1, BATCH as u64, 3 * BATCH as u64 + 17] {
+            let want = requests(n);
+            let mut r = BackgroundReader::spawn(Box::new(VecReader::new(want.clone())));
+            assert_eq!(read_all(&mut r).unwrap(), want, "{n} requests");
+            assert_eq!(r.read_batch(&mut Vec::new(), 10).unwrap(), 0);
+        }
+    }
+
+    #[test]
+    fn batches_of_any_size_and_single_requests_mix() {
+        let want = requests(10_000);
+        let mut r = BackgroundReader::spawn(Box::new(VecReader::new(want.clone())));
+        let mut got = Vec::new();
+        let mut k = 0usize;
+        loop {
+            k += 1;
+            if k % 3 == 0 {
+                match r.next_request().unwrap() {
+                    Some(q) => got.push(q),
+                    None => break,
+                }
+            } else if r.read_batch(&mut got, 1 + (k * 977) % 5000).unwrap() == 0 {
+                break;
+            }
+        }
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn an_error_arrives_after_the_requests_before_it() {
+        let mut r = BackgroundReader::spawn(Box::new(FailsAt { inner: VecReader::new(requests(10_000)), seen: 0, at: 5000 }));
+        let mut got = Vec::new();
+        let err = loop {
+            match r.read_batch(&mut got, 1000) {
+                Ok(0) => panic!("the error was lost"),
+                Ok(_) => {}
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(got.len(), 4999);
+        assert_eq!(err.to_string(), crate::trace::record_error(Path::new("t.bin"), 5000, "offset", "bad").to_string());
+        assert_eq!(r.read_batch(&mut got, 1000).unwrap(), 0);
+    }
+
+    #[test]
+    fn skipped_count_and_metadata_come_through() {
+        let mut r = BackgroundReader::spawn(Box::new(FailsAt { inner: VecReader::new(requests(10)), seen: 0, at: u64::MAX }));
+        assert_eq!(r.path(), Path::new("t.bin"));
+        assert!(r.carries_files());
+        assert_eq!(read_all(&mut r).unwrap().len(), 10);
+        assert_eq!(r.skipped(), 3);
+    }
+
+    #[test]
+    fn dropping_early_stops_the_thread() {
+        let mut r = BackgroundReader::spawn(Box::new(VecReader::new(requests(1_000_000))));
+        assert!(r.next_request().unwrap().is_some());
+        drop(r); // joins the thread; a hang here is the failure
+    }
+}
