@@ -165,8 +165,10 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     now: u64,
     seq: u64,
     heap: BinaryHeap<Reverse<Event>>,
-    /// An event not pushed yet: the next issue of a closed-loop process, kept out of the heap
-    /// while nothing else comes first (it carries its sequence number, so order is unchanged).
+    /// The event pushed last, kept out of the heap until another is pushed: the next event is
+    /// the earlier of this and the heap's top (events carry their sequence numbers, so the
+    /// order is the heap's alone). A closed-loop process waiting for its read, the usual state,
+    /// has one event pending, which then never enters the heap.
     inline: Option<Event>,
     blocks: BlockStates,
     /// Blocks flagged EVICTED (read in flight, not in the policy). A block in flight and not
@@ -324,18 +326,11 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     fn push(&mut self, time: u64, kind: Kind, arg: u32) {
         let e = Event { time, seq: self.seq, kind, arg };
         self.seq += 1;
-        self.heap.push(Reverse(e));
-    }
-
-    /// Schedules a closed-loop issue, keeping it out of the heap when possible.
-    #[inline]
-    fn push_issue(&mut self, time: u64, proc: u32) {
-        let e = Event { time, seq: self.seq, kind: Kind::Issue, arg: proc };
-        self.seq += 1;
         if let Some(old) = self.inline.replace(e) {
             self.heap.push(Reverse(old));
         }
     }
+
 
     #[inline]
     fn pop(&mut self) -> Option<Event> {
@@ -493,7 +488,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let other_due = self.inline.is_some_and(|e| e.time <= t) || self.heap.peek().is_some_and(|Reverse(e)| e.time <= t);
         if other_due {
             self.procs[p as usize].queue.push_front(next);
-            self.push_issue(t, p);
+            self.push(t, Kind::Issue, p);
             return Ok(None);
         }
         // The sequence number the issue event would have taken.
@@ -973,7 +968,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     fn continue_proc(&mut self, p: u32) {
         let Some(next) = self.procs[p as usize].queue.front() else { return };
         let think = self.think_before(p, next);
-        self.push_issue(self.now + think, p);
+        self.push(self.now + think, Kind::Issue, p);
     }
 
     /// Think time of process `p` before issuing `next`.
@@ -1222,11 +1217,11 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
     }
 
-    /// No process will issue anything more.
+    /// No process will issue anything more. (A pending issue event always has its request
+    /// queued, so the queues tell.)
     fn finished(&self) -> bool {
         self.input_done
             && self.next_arrival.is_none()
-            && self.inline.is_none()
             && self.procs.iter().all(|p| p.queue.is_empty())
             && self.pending.len() == self.pending_free.len()
     }
