@@ -57,17 +57,21 @@ impl LinuxReadahead {
     fn state(&mut self, file: OpenFile) -> &mut FileRaState {
         let i = match self.last {
             Some((f, i)) if f == file => i,
-            _ => {
-                let next = self.states.len() as u32;
-                let i = *self.files.entry(file).or_insert(next);
-                if i == next {
-                    self.states.push(self.ra.file_state());
-                }
-                self.last = Some((file, i));
-                i
-            }
+            _ => self.switch_to(file),
         };
         &mut self.states[i as usize]
+    }
+
+    /// Makes `file` the last one accessed, opening it if it is new; returns its state's index.
+    #[inline(never)]
+    fn switch_to(&mut self, file: OpenFile) -> u32 {
+        let next = self.states.len() as u32;
+        let i = *self.files.entry(file).or_insert(next);
+        if i == next {
+            self.states.push(self.ra.file_state());
+        }
+        self.last = Some((file, i));
+        i
     }
 }
 
@@ -109,17 +113,27 @@ impl Prefetcher for LinuxReadahead {
         Some(-1)
     }
 
+    /// Small, so that an engine compiled for this prefetcher inlines the common case.
+    #[inline(always)]
     fn on_access(&mut self, a: &DemandAccess, cache: &dyn BlockPresence, out: &mut Vec<Fetch>) {
-        let key = (a.pid, a.file.is_device, a.file.id);
-        let last_page = a.req_pages <= 1;
-        let index = a.file.index;
         if a.hit && !a.marker {
             // The common case: nothing to decide, only `prev_pos` at the end of a read.
-            if last_page {
-                self.state(key).record_read(index, 1);
+            if a.req_pages <= 1 {
+                self.state((a.pid, a.file.is_device, a.file.id)).record_read(a.file.index, 1);
             }
             return;
         }
+        self.on_miss_or_marker(a, cache, out);
+    }
+}
+
+impl LinuxReadahead {
+    /// A miss runs synchronous readahead, a hit on the marker asynchronous readahead.
+    #[inline(never)]
+    fn on_miss_or_marker(&mut self, a: &DemandAccess, cache: &dyn BlockPresence, out: &mut Vec<Fetch>) {
+        let key = (a.pid, a.file.is_device, a.file.id);
+        let last_page = a.req_pages <= 1;
+        let index = a.file.index;
         let eof = (a.file.size_pages != u64::MAX).then_some(a.file.size_pages);
         let pages = FilePages { a, cache };
         let ra_cfg = self.ra;
