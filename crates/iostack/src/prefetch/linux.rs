@@ -108,11 +108,6 @@ impl Prefetcher for LinuxReadahead {
         format!("linux:max={},io={}", self.ra.ra_pages, self.ra.io_pages)
     }
 
-    /// A miss that is not sequential looks at the page before it (`page_cache_prev_miss`).
-    fn usual_probe(&self) -> Option<i64> {
-        Some(-1)
-    }
-
     /// Small, so that an engine compiled for this prefetcher inlines the common case.
     #[inline(always)]
     fn on_access(&mut self, a: &DemandAccess, cache: &dyn BlockPresence, out: &mut Vec<Fetch>) {

@@ -92,13 +92,6 @@ pub trait Prefetcher: std::any::Any + Send {
     fn name(&self) -> String;
     /// Sees one demand access; appends the fetches it wants.
     fn on_access(&mut self, a: &DemandAccess, cache: &dyn BlockPresence, out: &mut Vec<Fetch>);
-    /// The block, relative to a demanded block, whose presence in the cache is most often asked
-    /// after the demand (through `BlockPresence` or by the engine checking a fetch), if any. The
-    /// engine starts loading the cache index for it a few requests ahead. A memory hint only:
-    /// it never changes what is fetched.
-    fn usual_probe(&self) -> Option<i64> {
-        None
-    }
 }
 
 /// A prefetcher's entry in the registry.

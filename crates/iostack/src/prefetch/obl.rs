@@ -19,10 +19,6 @@ impl Prefetcher for Obl {
     fn name(&self) -> String {
         "obl".into()
     }
-    /// The engine checks the first fetched block, `b+1`, before fetching it.
-    fn usual_probe(&self) -> Option<i64> {
-        Some(1)
-    }
     #[inline]
     fn on_access(&mut self, a: &DemandAccess, cache: &dyn BlockPresence, out: &mut Vec<Fetch>) {
         if !cache.is_cached(a.device, a.block + 1) {

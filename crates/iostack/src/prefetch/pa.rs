@@ -24,10 +24,6 @@ impl Prefetcher for PrefetchAlways {
     fn name(&self) -> String {
         format!("pa:degree={}", self.degree)
     }
-    /// The engine checks the first fetched block, `b+1`, before fetching it.
-    fn usual_probe(&self) -> Option<i64> {
-        Some(1)
-    }
     #[inline]
     fn on_access(&mut self, a: &DemandAccess, _cache: &dyn BlockPresence, out: &mut Vec<Fetch>) {
         next_blocks(a, self.degree, out);

@@ -25,10 +25,6 @@ impl Prefetcher for PrefetchOnMiss {
     fn name(&self) -> String {
         format!("pm:degree={}", self.degree)
     }
-    /// The engine checks the first fetched block, `b+1`, before fetching it.
-    fn usual_probe(&self) -> Option<i64> {
-        Some(1)
-    }
     #[inline]
     fn on_access(&mut self, a: &DemandAccess, _cache: &dyn BlockPresence, out: &mut Vec<Fetch>) {
         if !a.hit {

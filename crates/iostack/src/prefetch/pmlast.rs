@@ -27,10 +27,6 @@ impl Prefetcher for PrefetchMissOrLastHit {
     fn name(&self) -> String {
         format!("pmlast:degree={}", self.degree)
     }
-    /// The engine checks the first fetched block, `b+1`, before fetching it.
-    fn usual_probe(&self) -> Option<i64> {
-        Some(1)
-    }
     #[inline]
     fn on_access(&mut self, a: &DemandAccess, cache: &dyn BlockPresence, out: &mut Vec<Fetch>) {
         if !a.hit || !cache.is_cached(a.device, a.block + 1) {

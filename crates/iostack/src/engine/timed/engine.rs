@@ -154,8 +154,6 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     capacity: u64,
     side_evictions: bool,
     prefetcher: Box<F>,
-    /// `prefetcher.usual_probe()`, constant for the run.
-    usual_probe: Option<i64>,
     sched: Box<S>,
     layers: Vec<Box<dyn Layer>>,
     device: Box<D>,
@@ -238,7 +236,6 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             capacity: policy.capacity(),
             side_evictions: policy.has_side_evictions(),
             policy,
-            usual_probe: prefetcher.usual_probe(),
             prefetcher,
             sched,
             layers,
@@ -363,11 +360,6 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let keys = &self.batch_keys;
         if let Some(&k) = keys.get(self.batch_pos + 8) {
             self.policy.prefetch_index(k);
-            // And the cell of the block the prefetcher usually asks about after this one (a
-            // block key is the block number in its low bits).
-            if let Some(d) = self.usual_probe {
-                self.policy.prefetch_index(k.wrapping_add_signed(d));
-            }
         }
         if let Some(&k) = keys.get(self.batch_pos + 3) {
             self.policy.prefetch(k);
