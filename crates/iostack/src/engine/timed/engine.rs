@@ -289,16 +289,16 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     }
 
     pub(crate) fn policy(&self) -> &P {
-        &*self.policy
+        &self.policy
     }
     pub(crate) fn prefetcher(&self) -> &F {
-        &*self.prefetcher
+        &self.prefetcher
     }
     pub(crate) fn scheduler(&self) -> &S {
-        &*self.sched
+        &self.sched
     }
     pub(crate) fn device(&self) -> &D {
-        &*self.device
+        &self.device
     }
     pub(crate) fn layers(&self) -> &[Box<dyn Layer>] {
         &self.layers
