@@ -20,7 +20,7 @@
 //! `max`).
 
 use super::readahead::{FileRaState, PageLookup, Readahead, Window, DEFAULT_RA_PAGES};
-use super::{BlockPresence, DemandAccess, Fetch, Prefetcher, PrefetcherInfo};
+use super::{BlockPresence, DemandAccess, Fetch, FileView, Prefetcher, PrefetcherInfo};
 
 pub const INFO: PrefetcherInfo = PrefetcherInfo {
     name: "linux",
@@ -108,17 +108,23 @@ impl Prefetcher for LinuxReadahead {
         format!("linux:max={},io={}", self.ra.ra_pages, self.ra.io_pages)
     }
 
-    /// Small, so that an engine compiled for this prefetcher inlines the common case.
-    #[inline(always)]
+    #[inline]
     fn on_access(&mut self, a: &DemandAccess, cache: &dyn BlockPresence, out: &mut Vec<Fetch>) {
         if a.hit && !a.marker {
-            // The common case: nothing to decide, only `prev_pos` at the end of a read.
-            if a.req_pages <= 1 {
-                self.state((a.pid, a.file.is_device, a.file.id)).record_read(a.file.index, 1);
-            }
+            self.on_plain_hit(a.pid, &a.file, a.req_pages);
             return;
         }
         self.on_miss_or_marker(a, cache, out);
+    }
+
+    /// Nothing to decide, only `prev_pos` at the end of a read. Small, so that an engine
+    /// compiled for this prefetcher inlines it.
+    #[inline(always)]
+    fn on_plain_hit(&mut self, pid: u32, file: &FileView, req_pages: u64) -> bool {
+        if req_pages <= 1 {
+            self.state((pid, file.is_device, file.id)).record_read(file.index, 1);
+        }
+        true
     }
 }
 
@@ -199,6 +205,30 @@ mod tests {
         let mut out = Vec::new();
         ra.on_access(&access(0, false, false, 1), &Nothing, &mut out);
         assert_eq!(out, vec![Fetch { device: 0, block: 1000, blocks: 1, marker: None }]);
+    }
+
+    #[test]
+    fn a_hit_records_where_the_read_ended() {
+        // A random miss at page 10, a plain hit at page 20, then a miss at page 21: the hit
+        // moved `prev_pos` to 21, so the miss is sequential and gets the initial window (it
+        // would be a lone random read had the hit not been recorded).
+        let mut ra = LinuxReadahead::new(Readahead::new(32));
+        let mut out = Vec::new();
+        ra.on_access(&access(10, false, false, 1000), &Nothing, &mut out);
+        assert_eq!(out, vec![Fetch { device: 0, block: 1010, blocks: 1, marker: None }]);
+        out.clear();
+        ra.on_access(&access(20, true, false, 1000), &Nothing, &mut out);
+        assert!(out.is_empty());
+        ra.on_access(&access(21, false, false, 1000), &Nothing, &mut out);
+        assert_eq!(out, vec![Fetch { device: 0, block: 1021, blocks: 4, marker: Some(1022) }]);
+        // The same through the engine's entry for plain hits.
+        let mut ra = LinuxReadahead::new(Readahead::new(32));
+        out.clear();
+        ra.on_access(&access(10, false, false, 1000), &Nothing, &mut out);
+        out.clear();
+        assert!(ra.on_plain_hit(0, &access(20, true, false, 1000).file, 1));
+        ra.on_access(&access(21, false, false, 1000), &Nothing, &mut out);
+        assert_eq!(out, vec![Fetch { device: 0, block: 1021, blocks: 4, marker: Some(1022) }]);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! none: no prefetching; only demanded blocks are read.
 
-use super::{BlockPresence, DemandAccess, Fetch, Prefetcher, PrefetcherInfo};
+use super::{BlockPresence, DemandAccess, Fetch, FileView, Prefetcher, PrefetcherInfo};
 
 pub const INFO: PrefetcherInfo = PrefetcherInfo {
     name: "none",
@@ -17,4 +17,7 @@ impl Prefetcher for NoPrefetch {
     }
     #[inline]
     fn on_access(&mut self, _a: &DemandAccess, _cache: &dyn BlockPresence, _out: &mut Vec<Fetch>) {}
+    fn on_plain_hit(&mut self, _pid: u32, _file: &FileView, _req_pages: u64) -> bool {
+        true
+    }
 }

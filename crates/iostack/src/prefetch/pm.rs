@@ -8,7 +8,7 @@
 //! "PM piggybacks prefetch requests onto missed requests"). Hits never prefetch. Fetches stop at
 //! the end of the file when its size is known. Default degree 1 (the paper's PM example).
 
-use super::{next_blocks, BlockPresence, DemandAccess, Fetch, Prefetcher, PrefetcherInfo};
+use super::{next_blocks, BlockPresence, DemandAccess, Fetch, FileView, Prefetcher, PrefetcherInfo};
 
 pub const INFO: PrefetcherInfo = PrefetcherInfo {
     name: "pm",
@@ -30,5 +30,9 @@ impl Prefetcher for PrefetchOnMiss {
         if !a.hit {
             next_blocks(a, self.degree, out);
         }
+    }
+    /// Hits prefetch nothing.
+    fn on_plain_hit(&mut self, _pid: u32, _file: &FileView, _req_pages: u64) -> bool {
+        true
     }
 }
