@@ -576,6 +576,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Device + ?Sized> Engine<P, F, S, D> {
     // ----- requests -----
 
+    #[inline(always)]
     fn start_request(&mut self, p: u32, r: Request) {
         let proc = &mut self.procs[p as usize];
         if !proc.started {
