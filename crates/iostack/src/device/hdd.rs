@@ -346,19 +346,19 @@ impl SeekCurve {
 
     /// Mean seek time over distances 1..=max_d weighted by (max_d + 1 - d), the datasheet average.
     pub fn weighted_mean_ns(&self) -> f64 {
-        let m = self.max_d;
-        // Sample at most ~20,000 distances; each sample stands for `step` neighbouring distances.
-        let step = (m / 20_000).max(1);
+        self.weighted_mean_over(&SeekSamples::new(self.max_d))
+    }
+
+    /// [`SeekCurve::weighted_mean_ns`] over samples of this curve's `max_d`: the sum of
+    /// `time_ns` at each, in order, with the square roots the samples hold.
+    fn weighted_mean_over(&self, samples: &SeekSamples) -> f64 {
+        debug_assert_eq!(samples.max_d, self.max_d);
         let (mut num, mut den) = (0.0, 0.0);
-        let mut d = 1;
-        while d <= m {
-            let hi = (d + step - 1).min(m);
-            let mid = (d + hi) / 2;
-            let n = (hi - d + 1) as f64;
-            let w = (m + 1 - mid) as f64 * n;
-            num += w * self.time_ns(mid);
-            den += w;
-            d = hi + 1;
+        for s in &samples.points {
+            // `time_ns(s.d)`, with `(x - 1).sqrt()` taken from the sample (d >= 1 here).
+            let t = if s.x <= self.knee { self.t2t_ns + self.a * s.root } else { self.at_knee_ns + self.slope * (s.x - self.knee) };
+            num += s.w * t;
+            den += s.w;
         }
         num / den
     }
@@ -374,9 +374,12 @@ impl SeekCurve {
                 full_ns / 1e6
             ));
         }
+        // The distances sampled do not depend on the curve: take them, and their square roots,
+        // once for the whole fit.
+        let samples = SeekSamples::new(max_d);
         let lo_curve = Self::with_knee(t2t_ns, full_ns, max_d, 2.0);
         let hi_curve = Self::with_knee(t2t_ns, full_ns, max_d, max_d as f64);
-        let (lo, hi) = (lo_curve.weighted_mean_ns(), hi_curve.weighted_mean_ns());
+        let (lo, hi) = (lo_curve.weighted_mean_over(&samples), hi_curve.weighted_mean_over(&samples));
         if avg_ns < lo - 1.0 || avg_ns > hi + 1.0 {
             return Err(format!(
                 "no sqrt-then-linear seek curve from {} ms (track-to-track) to {} ms (full stroke) has a {} ms average; \
@@ -392,7 +395,7 @@ impl SeekCurve {
         for _ in 0..80 {
             let mid = 0.5 * (a + b);
             let at_end = mid == a || mid == b;
-            if Self::with_knee(t2t_ns, full_ns, max_d, mid).weighted_mean_ns() < avg_ns {
+            if Self::with_knee(t2t_ns, full_ns, max_d, mid).weighted_mean_over(&samples) < avg_ns {
                 a = mid;
             } else {
                 b = mid;
@@ -404,6 +407,37 @@ impl SeekCurve {
             }
         }
         Ok(Self::with_knee(t2t_ns, full_ns, max_d, 0.5 * (a + b)))
+    }
+}
+
+/// The seek distances the datasheet average is taken over: at most about 20,000, each standing
+/// for `step` neighbouring distances and weighted by how many cylinder pairs are that far apart.
+struct SeekSamples {
+    max_d: u64,
+    points: Vec<SeekSample>,
+}
+
+struct SeekSample {
+    x: f64,
+    /// `(x - 1).sqrt()`.
+    root: f64,
+    w: f64,
+}
+
+impl SeekSamples {
+    fn new(m: u64) -> SeekSamples {
+        let step = (m / 20_000).max(1);
+        let mut points = Vec::with_capacity((m / step + 1) as usize);
+        let mut d = 1;
+        while d <= m {
+            let hi = (d + step - 1).min(m);
+            let mid = (d + hi) / 2;
+            let n = (hi - d + 1) as f64;
+            let x = to_f64(mid);
+            points.push(SeekSample { x, root: (x - 1.0).sqrt(), w: (m + 1 - mid) as f64 * n });
+            d = hi + 1;
+        }
+        SeekSamples { max_d: m, points }
     }
 }
 
