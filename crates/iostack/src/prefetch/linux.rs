@@ -211,24 +211,24 @@ mod tests {
     fn a_hit_records_where_the_read_ended() {
         // A random miss at page 10, a plain hit at page 20, then a miss at page 21: the hit
         // moved `prev_pos` to 21, so the miss is sequential and gets the initial window (it
-        // would be a lone random read had the hit not been recorded).
-        let mut ra = LinuxReadahead::new(Readahead::new(32));
-        let mut out = Vec::new();
-        ra.on_access(&access(10, false, false, 1000), &Nothing, &mut out);
-        assert_eq!(out, vec![Fetch { device: 0, block: 1010, blocks: 1, marker: None }]);
-        out.clear();
-        ra.on_access(&access(20, true, false, 1000), &Nothing, &mut out);
-        assert!(out.is_empty());
-        ra.on_access(&access(21, false, false, 1000), &Nothing, &mut out);
-        assert_eq!(out, vec![Fetch { device: 0, block: 1021, blocks: 4, marker: Some(1022) }]);
-        // The same through the engine's entry for plain hits.
-        let mut ra = LinuxReadahead::new(Readahead::new(32));
-        out.clear();
-        ra.on_access(&access(10, false, false, 1000), &Nothing, &mut out);
-        out.clear();
-        assert!(ra.on_plain_hit(0, &access(20, true, false, 1000).file, 1));
-        ra.on_access(&access(21, false, false, 1000), &Nothing, &mut out);
-        assert_eq!(out, vec![Fetch { device: 0, block: 1021, blocks: 4, marker: Some(1022) }]);
+        // would be a lone random read had the hit not been recorded). The hit is reported
+        // through `on_access` and through the engine's entry for plain hits.
+        for through_plain_hit in [false, true] {
+            let mut ra = LinuxReadahead::new(Readahead::new(32));
+            let mut out = Vec::new();
+            ra.on_access(&access(10, false, false, 1000), &Nothing, &mut out);
+            assert_eq!(out, vec![Fetch { device: 0, block: 1010, blocks: 1, marker: None }]);
+            out.clear();
+            let hit = access(20, true, false, 1000);
+            if through_plain_hit {
+                assert!(ra.on_plain_hit(hit.pid, &hit.file, hit.req_pages));
+            } else {
+                ra.on_access(&hit, &Nothing, &mut out);
+                assert!(out.is_empty());
+            }
+            ra.on_access(&access(21, false, false, 1000), &Nothing, &mut out);
+            assert_eq!(out, vec![Fetch { device: 0, block: 1021, blocks: 4, marker: Some(1022) }], "through_plain_hit={through_plain_hit}");
+        }
     }
 
     #[test]
