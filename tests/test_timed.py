@@ -42,3 +42,25 @@ def test_dump_and_errors(tmp_path):
     cfg = tmp_path / "c.json"
     cfg.write_text(json.dumps(r))
     assert iostack.run(t, config=cfg)["config"] == r["config"]
+
+
+def test_bad_traces_and_dumps_raise_value_errors(tmp_path):
+    import pytest
+
+    t = _trace(tmp_path)
+    bad = tmp_path / "bad.csv"
+    text = t.read_text().splitlines()
+    text[6] = "5000,1,R,12x,4096,0,,,"
+    bad.write_text("\n".join(text) + "\n")
+    out = tmp_path / "x.csv"
+    # The message names the file, line and field; nothing is written.
+    with pytest.raises(ValueError, match=r"bad\.csv: line 7: field `offset`"):
+        iostack.run(bad, cache=16, dump={"device": out})
+    assert not out.exists()
+    with pytest.raises(ValueError, match="front, cache, sched, device"):
+        iostack.run(t, cache=16, dump={"disk": out})
+    with pytest.raises(ValueError, match="trace being read"):
+        iostack.run(t, cache=16, dump={"device": t})
+    with pytest.raises(FileNotFoundError):
+        iostack.run(tmp_path / "missing.csv", cache=16)
+    assert not out.exists()

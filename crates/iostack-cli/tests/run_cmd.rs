@@ -58,6 +58,10 @@ fn dumps_write_the_boundary_streams() {
 fn errors_name_the_option_and_create_nothing() {
     let d = tempfile::tempdir().unwrap();
     gen(d.path());
+    // A trace whose 300th request is malformed: the run fails after the dumps were opened.
+    let text = std::fs::read_to_string(d.path().join("t.csv")).unwrap();
+    let bad: Vec<String> = text.lines().enumerate().map(|(i, l)| if i == 300 { l.replacen(",R,", ",Q,", 1).replacen(",W,", ",Q,", 1) } else { l.to_string() }).collect();
+    std::fs::write(d.path().join("bad.csv"), bad.join("\n") + "\n").unwrap();
     for (args, needle) in [
         (vec!["run", "t.csv", "--policy", "nosuch", "--dump", "device=x.csv"], "nosuch"),
         (vec!["run", "t.csv", "--sched", "elevatorz", "--dump", "device=x.csv"], "cscan"),
@@ -67,13 +71,60 @@ fn errors_name_the_option_and_create_nothing() {
         (vec!["run", "missing.csv", "--dump", "device=x.csv"], "missing.csv"),
         (vec!["run", "t.csv", "--dump", "disk=x.csv"], "front, cache, sched, device"),
         (vec!["run", "t.csv", "--dump", "device=t.csv"], "trace being read"),
+        (vec!["run", "bad.csv", "--dump", "device=x.csv"], "line 301"),
     ] {
         let o = iostack(&args, d.path());
         assert_eq!(o.status.code(), Some(1), "{args:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(needle), "{args:?}: {err}");
         assert!(!d.path().join("x.csv").exists(), "{args:?} created the dump");
+        let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n.to_string_lossy().contains(".tmp-")).collect();
+        assert!(left.is_empty(), "{args:?} left {left:?}");
     }
+}
+
+/// `iostack run -` with `input` on standard input.
+fn run_stdin(args: &[&str], input: &[u8], dir: &Path) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iostack"))
+        .args(["run", "-"])
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // Written from another thread: the command reads while it writes its own output.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let o = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    o
+}
+
+#[test]
+fn standard_input_is_read_once_and_gives_the_file_result() {
+    let d = tempfile::tempdir().unwrap();
+    gen(d.path());
+    let trace = std::fs::read(d.path().join("t.csv")).unwrap();
+    let args = ["--cache", "1MiB", "--file-sizes", "unknown", "--json"];
+    let from_stdin = run_stdin(&args, &trace, d.path());
+    assert!(from_stdin.status.success(), "{}", String::from_utf8_lossy(&from_stdin.stderr));
+    let from_file = iostack(&[&["run", "t.csv"][..], &args[..]].concat(), d.path());
+    assert!(from_file.status.success());
+    let (a, b): (serde_json::Value, serde_json::Value) = (serde_json::from_slice(&from_stdin.stdout).unwrap(), serde_json::from_slice(&from_file.stdout).unwrap());
+    assert_eq!(a["front"]["requests"], 5000);
+    assert_eq!((&a["cache"], &a["device"], &a["elapsed_ns"]), (&b["cache"], &b["device"], &b["elapsed_ns"]));
+    // Inferring file sizes needs a second pass, which standard input cannot give: said so.
+    let o = run_stdin(&["--cache", "1MiB"], &trace, d.path());
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--file-sizes") && err.contains("standard input"), "{err}");
 }
 
 #[test]

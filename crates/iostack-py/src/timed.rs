@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use iostack::engine::timed::{self, Boundary, BoundaryObserver, DumpObserver, StackConfig};
-use iostack::trace::{self, CsvMapping, Format, ReaderOptions};
-use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
+use iostack::engine::timed::{self, StackConfig};
+use iostack::trace::{CsvMapping, Format, ReaderOptions};
+use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
 use pyo3::prelude::*;
 
 fn value_err(e: impl std::fmt::Display) -> PyErr {
@@ -39,26 +39,10 @@ fn run_timed(
     let format = format.as_deref().map(Format::from_name).transpose().map_err(value_err)?;
     let csv_mapping = mapping.as_deref().map(CsvMapping::parse).transpose().map_err(value_err)?;
     let options = ReaderOptions { skip_invalid, csv_mapping, ..Default::default() };
+    let dumps = dumps.iter().map(|(layer, path)| timed::Dump::new(layer, path)).collect::<Result<Vec<_>, _>>().map_err(value_err)?;
     py.allow_threads(move || {
-        // Check the stack and the trace before creating any output file.
-        let stack = timed::TimedRun::new(&config).map_err(value_err)?;
-        drop(trace::open(Path::new(&trace), format, &options).map_err(value_err)?);
-        let mut observers: Vec<(Boundary, Box<dyn BoundaryObserver>)> = Vec::new();
-        for (layer, path) in &dumps {
-            let b = Boundary::parse(layer).ok_or_else(|| value_err(format!("dump: unknown layer `{layer}`; valid: front, cache, sched, device")))?;
-            if let (Ok(a), Ok(t)) = (std::fs::canonicalize(path), std::fs::canonicalize(&trace)) {
-                if a == t {
-                    return Err(value_err(format!("dump: {path} is the trace being read")));
-                }
-            }
-            observers.push((b, Box::new(DumpObserver::create(Path::new(path)).map_err(|e| PyOSError::new_err(e.to_string()))?)));
-        }
         let path = Path::new(&trace);
-        let mut open = || -> Result<Box<dyn trace::TraceReader>, iostack::error::Error> { Ok(trace::open(path, format, &options)?) };
-        let report = timed::run_built(stack, &mut open, observers).map_err(|e| match e {
-            iostack::error::Error::Config(c) => value_err(c),
-            other => PyOSError::new_err(other.to_string()),
-        })?;
+        let report = timed::run_file(&config, path, format, &options, &dumps).map_err(|e| crate::to_py(e, Some(path)))?;
         serde_json::to_string(&report).map_err(value_err)
     })
 }

@@ -6,11 +6,11 @@
 //! result is accepted too, so any result re-runs exactly), then the flags given. The resolved
 //! config is echoed in every result.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context as _;
-use iostack::engine::timed::{self, Boundary, BoundaryObserver, DumpObserver, StackConfig, TimedReport};
-use iostack::trace::{self, CsvMapping, Format, ReaderOptions};
+use iostack::engine::timed::{self, StackConfig, TimedReport};
+use iostack::trace::{CsvMapping, Format, ReaderOptions};
 
 use crate::Output;
 
@@ -152,37 +152,14 @@ fn enum_of<T: serde::de::DeserializeOwned>(v: &str) -> anyhow::Result<T> {
     Ok(serde_json::from_value(serde_json::Value::String(v.to_string()))?)
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
-}
-
 /// Runs the stack the arguments describe and returns the result.
 pub fn report(args: &Args) -> anyhow::Result<TimedReport> {
     let config = stack_config(args)?;
     let format = args.format.as_deref().map(Format::from_name).transpose()?;
     let csv_mapping = args.mapping.as_deref().map(CsvMapping::parse).transpose()?;
     let options = ReaderOptions { skip_invalid: args.skip_invalid, csv_mapping, ..Default::default() };
-    // Check the stack and the trace before creating any output file.
-    let stack = timed::TimedRun::new(&config)?;
-    drop(trace::open(&args.trace, format, &options)?);
-    let mut observers: Vec<(Boundary, Box<dyn BoundaryObserver>)> = Vec::new();
-    for d in &args.dump {
-        let (layer, path) = d.split_once('=').ok_or_else(|| anyhow::anyhow!("--dump: `{d}` is not LAYER=PATH"))?;
-        let b = Boundary::parse(layer).ok_or_else(|| {
-            anyhow::anyhow!("--dump: unknown layer `{layer}`; valid: {}", Boundary::ALL.map(|b| b.name()).join(", "))
-        })?;
-        let path = Path::new(path);
-        if same_file(path, &args.trace) {
-            anyhow::bail!("--dump: {} is the trace being read", path.display());
-        }
-        observers.push((b, Box::new(DumpObserver::create(path)?)));
-    }
-    let path = args.trace.clone();
-    let mut open = || -> Result<Box<dyn trace::TraceReader>, iostack::error::Error> { Ok(trace::open(&path, format, &options)?) };
-    let rep = timed::run_built(stack, &mut open, observers).with_context(|| format!("replaying {}", args.trace.display()))?;
+    let dumps = args.dump.iter().map(|d| timed::Dump::parse(d)).collect::<Result<Vec<_>, _>>()?;
+    let rep = timed::run_file(&config, &args.trace, format, &options, &dumps).with_context(|| format!("replaying {}", args.trace.display()))?;
     Ok(rep)
 }
 

@@ -106,7 +106,7 @@ fn sink(path: &Path, file: File) -> Result<Box<dyn Write>, TraceError> {
 
 /// Opens a writer of `format` that writes `path` (created or truncated). `name` decides the
 /// compression (it is `path` itself except when writing to a temporary file).
-fn create_named(path: &Path, name: &Path, format: Format) -> Result<Box<dyn TraceWriter>, Error> {
+pub(crate) fn create_named(path: &Path, name: &Path, format: Format) -> Result<Box<dyn TraceWriter>, Error> {
     let format = output_format(name, Some(format))?;
     // Read access too: the oracleGeneral writer maps the file to patch it.
     let file = fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path).map_err(|e| TraceError::io(path, &e))?;
@@ -297,14 +297,20 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// Streams `reader` into a new `output` of `format` through a temporary file renamed at the end.
-pub fn write_atomic(reader: &mut dyn TraceReader, output: &Path, format: Format) -> Result<u64, Error> {
+/// A temporary file beside `output` (same directory, so a rename moves it into place), to write
+/// the output whole before it replaces whatever `output` held.
+pub fn temp_beside(output: &Path) -> Result<PathBuf, Error> {
     let dir = match output.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
     let name = output.file_name().ok_or_else(|| ConfigError::new("OUTPUT", format!("`{}` is not a file name", output.display())))?;
-    let tmp = dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id()));
+    Ok(dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id())))
+}
+
+/// Streams `reader` into a new `output` of `format` through a temporary file renamed at the end.
+pub fn write_atomic(reader: &mut dyn TraceReader, output: &Path, format: Format) -> Result<u64, Error> {
+    let tmp = temp_beside(output)?;
     let result = (|| -> Result<u64, Error> {
         let mut w = create_named(&tmp, output, format)?;
         let mut buf = Vec::with_capacity(1 << 14);

@@ -43,8 +43,9 @@ use crate::error::{ConfigError, Error};
 use crate::layer::Layer;
 use crate::metrics::{Granularity, ProbeConfig};
 use crate::trace::background::BackgroundReader;
-use crate::trace::TraceReader;
+use crate::trace::{Format, ReaderOptions, TraceReader};
 use engine::{Engine, EngineSettings};
+use std::path::{Path, PathBuf};
 
 /// The engine of a stack, in one of three compiled forms: the default stack (LRU, Linux
 /// readahead, C-SCAN, a mechanical drive, no layers) with every component's calls compiled in;
@@ -298,6 +299,63 @@ pub fn run_built(
         reader = BackgroundReader::spawn(open()?);
     }
     run.run(&mut reader)
+}
+
+/// A stream to write: the requests crossing `boundary`, to the trace file `path` (iostack CSV,
+/// or the format its name gives, as `iostack convert` does).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dump {
+    pub boundary: Boundary,
+    pub path: PathBuf,
+}
+
+impl Dump {
+    /// The dump of layer `layer` (front, cache, sched, device) to `path`.
+    pub fn new(layer: &str, path: impl Into<PathBuf>) -> Result<Dump, ConfigError> {
+        let boundary = Boundary::parse(layer).ok_or_else(|| {
+            ConfigError::new("--dump", format!("unknown layer `{layer}`; valid: {}", Boundary::ALL.map(|b| b.name()).join(", ")))
+        })?;
+        Ok(Dump { boundary, path: path.into() })
+    }
+
+    /// `LAYER=PATH`, as `--dump` takes it.
+    pub fn parse(spec: &str) -> Result<Dump, ConfigError> {
+        let (layer, path) = spec.split_once('=').ok_or_else(|| ConfigError::new("--dump", format!("`{spec}` is not LAYER=PATH")))?;
+        Dump::new(layer, path)
+    }
+}
+
+/// Runs `config` over the trace at `path` (`-`: standard input) with the dumps `dumps`: what
+/// `iostack run` and `iostack.run` do. The stack is built and the trace opened before any dump
+/// file is created, so that a bad configuration or trace leaves nothing behind; a dump may not
+/// name the trace. The trace is opened once for the run (standard input can only be read once)
+/// and again only for a first pass inferring file sizes, which standard input cannot give.
+pub fn run_file(config: &StackConfig, path: &Path, format: Option<Format>, options: &ReaderOptions, dumps: &[Dump]) -> Result<TimedReport, Error> {
+    let stack = TimedRun::new(config)?;
+    let mut opened = Some(crate::trace::open(path, format, options)?);
+    let mut observers: Vec<(Boundary, Box<dyn BoundaryObserver>)> = Vec::with_capacity(dumps.len());
+    for d in dumps {
+        if let (Ok(a), Ok(b)) = (std::fs::canonicalize(&d.path), std::fs::canonicalize(path)) {
+            if a == b {
+                return Err(ConfigError::new("--dump", format!("{} is the trace being read", d.path.display())).into());
+            }
+        }
+        observers.push((d.boundary, Box::new(DumpObserver::create(&d.path)?)));
+    }
+    let stdin = path == Path::new("-");
+    let mut open = || -> Result<Box<dyn TraceReader>, Error> {
+        match opened.take() {
+            Some(reader) => Ok(reader),
+            None if stdin => Err(ConfigError::new(
+                "--file-sizes",
+                "file sizes are inferred by a first pass over the trace, and standard input can be read only once: \
+                 give the trace as a file, or set file sizes to `unknown`",
+            )
+            .into()),
+            None => Ok(crate::trace::open(path, format, options)?),
+        }
+    };
+    run_built(stack, &mut open, observers)
 }
 
 /// Builds the device a spec names (`iostack devices`).

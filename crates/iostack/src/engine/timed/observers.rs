@@ -15,15 +15,46 @@ use crate::trace::{Format, Request};
 /// asks for another writable format, e.g. `.bin`, or a compressed `.csv.zst`).
 pub struct DumpObserver {
     path: PathBuf,
+    /// Where the dump is written until it is complete.
+    tmp: PathBuf,
     writer: Option<Box<dyn TraceWriter>>,
     error: Option<String>,
+    /// Renamed into place.
+    done: bool,
 }
 
 impl DumpObserver {
+    /// A dump to `path`, written to a temporary file beside it and renamed over it when the run
+    /// finishes: a run that fails leaves no half-written dump, and `path`'s old content, if
+    /// any, stays until the new one is complete.
     pub fn create(path: &Path) -> Result<DumpObserver, Error> {
         let format = write::format_for_output(path).unwrap_or(Format::Csv);
-        let writer = write::create(path, format)?;
-        Ok(DumpObserver { path: path.to_path_buf(), writer: Some(writer), error: None })
+        let tmp = write::temp_beside(path)?;
+        let writer = write::create_named(&tmp, path, format)?;
+        Ok(DumpObserver { path: path.to_path_buf(), tmp, writer: Some(writer), error: None, done: false })
+    }
+
+    fn complete(&mut self) -> Result<u64, String> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let n = match self.writer.take() {
+            Some(w) => w.finish().map_err(|e| e.to_string())?,
+            None => 0,
+        };
+        std::fs::rename(&self.tmp, &self.path).map_err(|e| format!("{}: {e}", self.path.display()))?;
+        self.done = true;
+        Ok(n)
+    }
+}
+
+impl Drop for DumpObserver {
+    /// A dump not completed (the run failed, or its completion did) is removed.
+    fn drop(&mut self) {
+        if !self.done {
+            self.writer.take();
+            let _ = std::fs::remove_file(&self.tmp);
+        }
     }
 }
 
@@ -39,13 +70,7 @@ impl BoundaryObserver for DumpObserver {
         }
     }
     fn finish(&mut self) -> Result<serde_json::Value, String> {
-        if let Some(e) = self.error.take() {
-            return Err(e);
-        }
-        let n = match self.writer.take() {
-            Some(w) => w.finish().map_err(|e| e.to_string())?,
-            None => 0,
-        };
+        let n = self.complete()?;
         Ok(serde_json::json!({ "dump": self.path.display().to_string(), "requests": n }))
     }
 }
