@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
+use iostack::error::{Error, Location};
 use iostack::engine::timed::{self, StackConfig, TimedReport};
 use iostack::trace::{CsvMapping, Format, ReaderOptions};
 
@@ -159,8 +160,13 @@ pub fn report(args: &Args) -> anyhow::Result<TimedReport> {
     let csv_mapping = args.mapping.as_deref().map(CsvMapping::parse).transpose()?;
     let options = ReaderOptions { skip_invalid: args.skip_invalid, csv_mapping, ..Default::default() };
     let dumps = args.dump.iter().map(|d| timed::Dump::parse(d)).collect::<Result<Vec<_>, _>>()?;
-    let rep = timed::run_file(&config, &args.trace, format, &options, &dumps).with_context(|| format!("replaying {}", args.trace.display()))?;
-    Ok(rep)
+    // A configuration error names its option and a trace that cannot be opened its file; the
+    // rest happened while replaying the trace.
+    timed::run_file(&config, &args.trace, format, &options, &dumps).map_err(|e| match e {
+        Error::Config(c) => anyhow::Error::from(c),
+        Error::Trace(t) if t.location == Location::File => anyhow::Error::from(t),
+        other => anyhow::Error::from(other).context(format!("replaying {}", args.trace.display())),
+    })
 }
 
 pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {

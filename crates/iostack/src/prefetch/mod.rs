@@ -121,7 +121,7 @@ pub static PREFETCHERS: &[PrefetcherInfo] = &[none::INFO, obl::INFO, pm::INFO, p
 /// Builds a prefetcher from a spec such as `none`, `obl`, `pm:4`, `pa:degree=8` or
 /// `linux:max=128KiB`.
 pub fn build(spec: &str, page_size: u64) -> Result<Box<dyn Prefetcher>, ConfigError> {
-    let mut spec = ComponentSpec::parse("--prefetch", spec, &[("pm", "degree"), ("pa", "degree"), ("linux", "max")])?;
+    let mut spec = ComponentSpec::parse("--prefetch", spec, &[("pm", "degree"), ("pa", "degree"), ("pmlast", "degree"), ("linux", "max")])?;
     let info = PREFETCHERS
         .iter()
         .find(|p| p.name == spec.name || p.aliases.contains(&spec.name.as_str()))

@@ -104,21 +104,22 @@ fn sink(path: &Path, file: File) -> Result<Box<dyn Write>, TraceError> {
     })
 }
 
-/// Opens a writer of `format` that writes `path` (created or truncated). `name` decides the
-/// compression (it is `path` itself except when writing to a temporary file).
+/// Opens a writer of `format` that writes `path` (created or truncated). `name` is the output
+/// the user named: it decides the compression and is what messages name (it is `path` itself
+/// except when writing to a temporary file).
 pub(crate) fn create_named(path: &Path, name: &Path, format: Format) -> Result<Box<dyn TraceWriter>, Error> {
     let format = output_format(name, Some(format))?;
     // Read access too: the oracleGeneral writer maps the file to patch it.
-    let file = fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path).map_err(|e| TraceError::io(path, &e))?;
+    let file = fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path).map_err(|e| TraceError::io(name, &e))?;
     Ok(match format {
-        Format::Csv => Box::new(CsvWriter::new(path, sink(name, file)?)?),
-        Format::Bin => Box::new(BinWriter::new(path, sink(name, file)?)?),
+        Format::Csv => Box::new(CsvWriter::new(name, sink(name, file)?)?),
+        Format::Bin => Box::new(BinWriter::new(name, sink(name, file)?)?),
         Format::OracleGeneral => {
             let lower = name.to_string_lossy().to_ascii_lowercase();
             if split_compression(&lower).1 != OutCompression::None {
                 return Err(ConfigError::new("--to", "oracleGeneral output cannot be compressed (libCacheSim maps the file)").into());
             }
-            Box::new(OracleWriter::new(path, file))
+            Box::new(OracleWriter::new(name, file))
         }
         _ => unreachable!("output_format admits only writable formats"),
     })
