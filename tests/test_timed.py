@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 import iostack
 
 
@@ -45,8 +47,6 @@ def test_dump_and_errors(tmp_path):
 
 
 def test_bad_traces_and_dumps_raise_value_errors(tmp_path):
-    import pytest
-
     t = _trace(tmp_path)
     bad = tmp_path / "bad.csv"
     text = t.read_text().splitlines()

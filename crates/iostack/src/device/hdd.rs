@@ -355,7 +355,7 @@ impl SeekCurve {
         debug_assert_eq!(samples.max_d, self.max_d);
         let (mut num, mut den) = (0.0, 0.0);
         for s in &samples.points {
-            // `time_ns(s.d)`, with `(x - 1).sqrt()` taken from the sample (d >= 1 here).
+            // `time_ns` at the sample's distance `x` (at least 1), its square root precomputed.
             let t = if s.x <= self.knee { self.t2t_ns + self.a * s.root } else { self.at_knee_ns + self.slope * (s.x - self.knee) };
             num += s.w * t;
             den += s.w;

@@ -249,11 +249,6 @@ impl PageSize {
         PageSize { size, shift }
     }
 
-    #[inline]
-    pub fn bytes(self) -> u64 {
-        self.size
-    }
-
     /// The page holding byte `offset`.
     #[inline(always)]
     pub fn page_of(self, offset: u64) -> u64 {

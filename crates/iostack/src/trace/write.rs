@@ -284,7 +284,7 @@ pub struct ConvertStats {
 }
 
 /// Whether two paths are the same file (also through links), when both exist.
-fn same_file(a: &Path, b: &Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;

@@ -328,7 +328,6 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
     }
 
-
     #[inline]
     fn pop(&mut self) -> Option<Event> {
         match self.inline {
@@ -692,7 +691,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             c.misses += 1;
         }
         self.fetch_buf.clear();
-        if !(hit && flags == 0 && self.prefetcher.on_plain_hit(pid, &file, req_pages)) {
+        if !(hit && !marker && !in_flight && !prefetch_hit && self.prefetcher.on_plain_hit(pid, &file, req_pages)) {
             let a = DemandAccess { device, block, file, req_pages, hit, in_flight, marker, prefetch_hit, pid, time_ns: self.now };
             let presence = Presence { policy: &*self.policy, blocks: &self.blocks, evicted_reads: self.evicted_reads };
             self.prefetcher.on_access(&a, &presence, &mut self.fetch_buf);

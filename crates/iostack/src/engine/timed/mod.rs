@@ -31,6 +31,7 @@ pub use observers::{DumpObserver, ProbeObserver, SharedProbe};
 pub use report::{BoundaryLocality, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, SchedCounts, TimedReport};
 
 use std::any::Any;
+use std::path::{Path, PathBuf};
 
 use crate::cache::lru::Lru;
 use crate::device::hdd::Hdd;
@@ -45,7 +46,6 @@ use crate::metrics::{Granularity, ProbeConfig};
 use crate::trace::background::BackgroundReader;
 use crate::trace::{Format, ReaderOptions, TraceReader};
 use engine::{Engine, EngineSettings};
-use std::path::{Path, PathBuf};
 
 /// The engine of a stack, in one of three compiled forms: the default stack (LRU, Linux
 /// readahead, C-SCAN, a mechanical drive, no layers) with every component's calls compiled in;
@@ -158,17 +158,22 @@ impl TimedRun {
             Ok(lru) => lru,
             Err(other) => return StackEngine::Any(Box::new(Engine::new(settings, other, prefetcher, sched, layers, device.into_dyn()))),
         };
-        let default_parts = (prefetcher.as_ref() as &dyn Any).is::<LinuxReadahead>()
-            && (sched.as_ref() as &dyn Any).is::<CScan>()
-            && matches!(device, BuiltDevice::Hdd(_))
-            && layers.is_empty();
-        match device {
-            BuiltDevice::Hdd(hdd) if default_parts => {
-                let prefetcher = downcast!(prefetcher, LinuxReadahead).ok().expect("checked type");
-                let sched = downcast!(sched, CScan).ok().expect("checked type");
+        match (downcast!(prefetcher, LinuxReadahead), downcast!(sched, CScan), device) {
+            (Ok(prefetcher), Ok(sched), BuiltDevice::Hdd(hdd)) if layers.is_empty() => {
                 StackEngine::Default(Box::new(Engine::new(settings, policy, prefetcher, sched, layers, hdd)))
             }
-            device => StackEngine::Lru(Box::new(Engine::new(settings, policy, prefetcher, sched, layers, device.into_dyn()))),
+            (prefetcher, sched, device) => {
+                // Back behind trait objects, whichever way the downcasts went.
+                let prefetcher: Box<dyn Prefetcher> = match prefetcher {
+                    Ok(p) => p,
+                    Err(p) => p,
+                };
+                let sched: Box<dyn Scheduler> = match sched {
+                    Ok(s) => s,
+                    Err(s) => s,
+                };
+                StackEngine::Lru(Box::new(Engine::new(settings, policy, prefetcher, sched, layers, device.into_dyn())))
+            }
         }
     }
 
@@ -328,17 +333,16 @@ impl Dump {
 /// Runs `config` over the trace at `path` (`-`: standard input) with the dumps `dumps`: what
 /// `iostack run` and `iostack.run` do. The stack is built and the trace opened before any dump
 /// file is created, so that a bad configuration or trace leaves nothing behind; a dump may not
-/// name the trace. The trace is opened once for the run (standard input can only be read once)
-/// and again only for a first pass inferring file sizes, which standard input cannot give.
+/// name the trace. The reader opened for that check is the one the run reads; the trace is
+/// opened a second time only when a first pass infers file sizes, which standard input (read
+/// once) cannot give.
 pub fn run_file(config: &StackConfig, path: &Path, format: Option<Format>, options: &ReaderOptions, dumps: &[Dump]) -> Result<TimedReport, Error> {
     let stack = TimedRun::new(config)?;
     let mut opened = Some(crate::trace::open(path, format, options)?);
     let mut observers: Vec<(Boundary, Box<dyn BoundaryObserver>)> = Vec::with_capacity(dumps.len());
     for d in dumps {
-        if let (Ok(a), Ok(b)) = (std::fs::canonicalize(&d.path), std::fs::canonicalize(path)) {
-            if a == b {
-                return Err(ConfigError::new("--dump", format!("{} is the trace being read", d.path.display())).into());
-            }
+        if crate::trace::write::same_file(&d.path, path) {
+            return Err(ConfigError::new("--dump", format!("{} is the trace being read", d.path.display())).into());
         }
         observers.push((d.boundary, Box::new(DumpObserver::create(&d.path)?)));
     }
