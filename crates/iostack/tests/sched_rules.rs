@@ -4,7 +4,7 @@ use iostack::sched::{build, Cause, IoRequest, SchedLimits, Scheduler};
 use iostack::trace::Op;
 
 fn req(block: u64, op: Op, t: u64) -> IoRequest {
-    IoRequest { op, device: 0, block, blocks: 1, sync: true, cause: Cause::Demand, arrival_ns: t }
+    IoRequest { op, device: 0, block, blocks: 1, sync: true, cause: Cause::Demand, arrival_ns: t, pid: 0 }
 }
 
 fn drain(s: &mut dyn Scheduler, now: u64) -> Vec<u64> {

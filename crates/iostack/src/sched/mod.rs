@@ -53,6 +53,9 @@ pub struct IoRequest {
     pub cause: Cause,
     /// When it entered the scheduler (for merged requests: the earliest part).
     pub arrival_ns: u64,
+    /// The process it is for: the reader of a demand read or a prefetch, the writer of a
+    /// write-through write; the process whose eviction or flush wrote back a dirty block.
+    pub pid: u32,
 }
 
 impl IoRequest {
@@ -89,6 +92,10 @@ pub trait Scheduler: std::any::Any + Send {
     fn wake_at(&self) -> Option<u64> {
         None
     }
+    /// The device finished `req` (a request this scheduler dispatched) at `now_ns`. Schedulers
+    /// that idle or anticipate after a completion (CFQ, anticipatory) act here; the engine
+    /// calls `dispatch` afterwards as usual.
+    fn completed(&mut self, _req: &IoRequest, _now_ns: u64) {}
 }
 
 /// Settings every scheduler shares.

@@ -438,7 +438,7 @@ mod tests {
     use crate::trace::Op;
 
     fn req(block: u64, blocks: u32, op: Op, t: u64) -> IoRequest {
-        IoRequest { op, device: 0, block, blocks, sync: false, cause: Cause::Prefetch, arrival_ns: t }
+        IoRequest { op, device: 0, block, blocks, sync: false, cause: Cause::Prefetch, arrival_ns: t, pid: 0 }
     }
 
     #[test]
@@ -574,7 +574,7 @@ mod tests {
                 let block = rng.gen_range(0..300u64);
                 let blocks = rng.gen_range(1..=4u32);
                 let cause = [Cause::Demand, Cause::Prefetch, Cause::Writeback][rng.gen_range(0..3)];
-                let r = IoRequest { op, device, block, blocks, sync: rng.gen_bool(0.5), cause, arrival_ns: step };
+                let r = IoRequest { op, device, block, blocks, sync: rng.gen_bool(0.5), cause, arrival_ns: step, pid: 0 };
                 let overlaps = m
                     .reqs
                     .iter()

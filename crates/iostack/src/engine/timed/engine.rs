@@ -989,7 +989,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 if let Some(r) = self.read_run.take() {
                     self.to_sched(r);
                 }
-                self.read_run = Some(IoRequest { op: Op::Read, device, block, blocks: 1, sync, cause, arrival_ns: self.now });
+                self.read_run = Some(IoRequest { op: Op::Read, device, block, blocks: 1, sync, cause, arrival_ns: self.now, pid: 0 });
             }
         }
     }
@@ -1007,7 +1007,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 if let Some(r) = self.write_run.take() {
                     self.to_sched(r);
                 }
-                self.write_run = Some(IoRequest { op: Op::Write, device, block, blocks: 1, sync, cause, arrival_ns: self.now });
+                self.write_run = Some(IoRequest { op: Op::Write, device, block, blocks: 1, sync, cause, arrival_ns: self.now, pid: 0 });
             }
         }
     }
@@ -1149,6 +1149,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         self.c.end_ns = self.now;
         self.in_device_free.push(slot);
         self.in_device_count -= 1;
+        self.sched.completed(&r, self.now);
         let write = r.op.is_write();
         for b in r.block..r.end() {
             let key = block_key(r.device, b);
