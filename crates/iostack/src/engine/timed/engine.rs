@@ -45,7 +45,8 @@ impl Boundary {
 }
 
 /// A passive observer of the stream crossing one boundary (a locality probe, a dump writer).
-/// Requests below the cache carry pid 0 and no file: after merging they belong to no process.
+/// Requests below the cache carry no file, and the pid of the process they are for (see
+/// [`IoRequest::pid`]; after the scheduler merged requests, the pid of the first part).
 pub trait BoundaryObserver {
     fn observe(&mut self, r: &Request);
     /// Called once at the end; the value goes into the report under the boundary's name
@@ -77,6 +78,20 @@ struct Proc {
     start_ns: u64,
     end_ns: u64,
     requests: u64,
+    response_sum: u128,
+    response_max: u64,
+    /// Requests the device completed for this process (by [`IoRequest::pid`]).
+    device: ProcDevice,
+}
+
+/// A process's share of the device: the requests dispatched on its behalf, their blocks, and
+/// their response times from entering the scheduler to completion.
+#[derive(Debug, Default, Clone, Copy)]
+struct ProcDevice {
+    requests: u64,
+    sync_requests: u64,
+    blocks_read: u64,
+    blocks_written: u64,
     response_sum: u128,
     response_max: u64,
 }
@@ -196,12 +211,18 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     seen: Vec<(DeviceRequest, Service)>,
     read_run: Option<IoRequest>,
     write_run: Option<IoRequest>,
-    flush_buf: Vec<Key>,
+    /// Blocks the flusher writes back, with the process that dirtied each.
+    flush_buf: Vec<(Key, u32)>,
     /// Side evictions drained from the policy (reused: no allocation in steady state).
     side_buf: Vec<Evicted>,
     next_set: u32,
     vtime: u64,
     seqs: SequenceTracker,
+    /// The process on whose behalf the cache acts now (the issuer of the request being
+    /// started): eviction write-back goes out for it.
+    acting_pid: u32,
+    /// The last (pid, process index) a device completion was charged to.
+    last_done_proc: (u32, u32),
     /// Closed-loop processes whose request completed, to continue after the current event.
     ready: Vec<u32>,
     /// File sizes in pages inferred by the first pass: (is_device, id) -> pages.
@@ -273,6 +294,8 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             next_set: 0,
             vtime: 0,
             seqs: SequenceTracker::default(),
+            acting_pid: 0,
+            last_done_proc: (u32::MAX, NIL),
             ready: Vec::new(),
             extents: Default::default(),
             c: Counters::default(),
@@ -584,6 +607,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
         proc.last_trace_ns = r.time_ns;
         let pid = proc.pid;
+        self.acting_pid = pid;
         let f = &mut self.c.front;
         f.requests += 1;
         let write = r.op.is_write();
@@ -718,7 +742,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 let st = self.blocks.or_empty(key);
                 st.flags |= INFLIGHT;
                 self.waits[node as usize].next = std::mem::replace(&mut st.read_waiters, node);
-                self.push_read(device, block, Cause::Demand, true);
+                self.push_read(device, block, Cause::Demand, true, pid);
                 fetched_now = true;
                 self.drain_side();
             }
@@ -763,7 +787,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             let st = self.blocks.or_empty(key);
             st.flags |= INFLIGHT | PREFETCHED | if is_marker { MARKER } else { 0 };
             self.c.cache.prefetch_issued += 1;
-            self.push_read(f.device, block, Cause::Prefetch, false);
+            self.push_read(f.device, block, Cause::Prefetch, false, pid);
             self.drain_side();
         }
     }
@@ -797,6 +821,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         } else if newly_dirty {
             st.flags |= DIRTY;
             st.dirty_since = self.now;
+            st.dirty_pid = pid;
         }
         if hit && flags & INFLIGHT != 0 {
             self.c.cache.hits_in_flight += 1;
@@ -810,7 +835,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if self.s.write_through {
             self.c.cache.write_through += 1;
             self.wait_write(key);
-            self.push_write(device, block, Cause::Demand, true);
+            self.push_write(device, block, Cause::Demand, true, pid);
         } else if newly_dirty {
             self.dirty_fifo.push_back((self.now, key));
             if !self.flush_armed {
@@ -889,7 +914,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if flags & DIRTY != 0 {
             self.c.cache.writeback_evict += 1;
             let (device, block) = split_block_key(key);
-            self.push_write(device, block, Cause::Writeback, false);
+            self.push_write(device, block, Cause::Writeback, false, self.acting_pid);
         }
     }
 
@@ -978,10 +1003,10 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     // ----- toward the scheduler -----
 
     #[inline]
-    fn push_read(&mut self, device: u32, block: u64, cause: Cause, sync: bool) {
+    fn push_read(&mut self, device: u32, block: u64, cause: Cause, sync: bool, pid: u32) {
         let run = self.read_run;
         match run {
-            Some(mut r) if r.device == device && r.end() == block && r.cause == cause && r.blocks < self.s.resolved.max_request_blocks => {
+            Some(mut r) if r.device == device && r.end() == block && r.cause == cause && r.pid == pid && r.blocks < self.s.resolved.max_request_blocks => {
                 r.blocks += 1;
                 self.read_run = Some(r);
             }
@@ -989,17 +1014,17 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 if let Some(r) = self.read_run.take() {
                     self.to_sched(r);
                 }
-                self.read_run = Some(IoRequest { op: Op::Read, device, block, blocks: 1, sync, cause, arrival_ns: self.now, pid: 0 });
+                self.read_run = Some(IoRequest { op: Op::Read, device, block, blocks: 1, sync, cause, arrival_ns: self.now, pid });
             }
         }
     }
 
     #[inline]
-    fn push_write(&mut self, device: u32, block: u64, cause: Cause, sync: bool) {
+    fn push_write(&mut self, device: u32, block: u64, cause: Cause, sync: bool, pid: u32) {
         self.c.cache.writeback_blocks += 1;
         let run = self.write_run;
         match run {
-            Some(mut r) if r.device == device && r.end() == block && r.cause == cause && r.blocks < self.s.resolved.max_request_blocks => {
+            Some(mut r) if r.device == device && r.end() == block && r.cause == cause && r.pid == pid && r.blocks < self.s.resolved.max_request_blocks => {
                 r.blocks += 1;
                 self.write_run = Some(r);
             }
@@ -1007,7 +1032,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 if let Some(r) = self.write_run.take() {
                     self.to_sched(r);
                 }
-                self.write_run = Some(IoRequest { op: Op::Write, device, block, blocks: 1, sync, cause, arrival_ns: self.now, pid: 0 });
+                self.write_run = Some(IoRequest { op: Op::Write, device, block, blocks: 1, sync, cause, arrival_ns: self.now, pid });
             }
         }
     }
@@ -1035,7 +1060,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             time_ns,
             offset: r.block * self.s.page_size,
             length: r.blocks as u64 * self.s.page_size,
-            pid: 0,
+            pid: r.pid,
             device: r.device,
             op: r.op,
             file: None,
@@ -1081,7 +1106,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             };
             let service = if self.layers.is_empty() {
                 let s = self.device.service(&dreq, self.now);
-                self.device_served(&dreq, &s);
+                self.device_served(&dreq, &s, r.pid);
                 s
             } else {
                 let mut device = DeviceRef(&mut *self.device);
@@ -1089,7 +1114,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 let s = below.service(&dreq, self.now);
                 for i in 0..self.seen.len() {
                     let (q, s) = self.seen[i];
-                    self.device_served(&q, &s);
+                    self.device_served(&q, &s, r.pid);
                 }
                 self.seen.clear();
                 s
@@ -1120,7 +1145,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     /// Accounts a request that reached the device.
     #[inline]
-    fn device_served(&mut self, q: &DeviceRequest, s: &Service) {
+    fn device_served(&mut self, q: &DeviceRequest, s: &Service, pid: u32) {
         let d = &mut self.c.device;
         d.requests += 1;
         let blocks = q.sectors.div_ceil(self.sectors_per_block);
@@ -1138,7 +1163,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         self.c.request_sizes.add(blocks);
         self.seqs.push(q.device, q.op.is_write(), q.sector, q.sectors, blocks, &mut self.c.sequence_sizes);
         if self.observe[Boundary::Device as usize] {
-            let r = Request { time_ns: s.start_ns, offset: q.sector * SECTOR, length: q.sectors * SECTOR, pid: 0, device: q.device, op: q.op, file: None };
+            let r = Request { time_ns: s.start_ns, offset: q.sector * SECTOR, length: q.sectors * SECTOR, pid, device: q.device, op: q.op, file: None };
             self.notify(Boundary::Device, &r);
         }
     }
@@ -1150,6 +1175,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         self.in_device_free.push(slot);
         self.in_device_count -= 1;
         self.sched.completed(&r, self.now);
+        self.charge_process(&r);
         let write = r.op.is_write();
         for b in r.block..r.end() {
             let key = block_key(r.device, b);
@@ -1172,6 +1198,30 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         self.kick();
     }
 
+    /// Charges a completed device request to the process it was for.
+    #[inline]
+    fn charge_process(&mut self, r: &IoRequest) {
+        let i = if self.last_done_proc.0 == r.pid {
+            self.last_done_proc.1
+        } else {
+            // A pid no process has (a request a block stage made up) is charged to nobody.
+            let Some(&i) = self.proc_of.get(&r.pid) else { return };
+            self.last_done_proc = (r.pid, i);
+            i
+        };
+        let rt = self.now - r.arrival_ns;
+        let d = &mut self.procs[i as usize].device;
+        d.requests += 1;
+        d.sync_requests += r.sync as u64;
+        if r.op.is_write() {
+            d.blocks_written += r.blocks as u64;
+        } else {
+            d.blocks_read += r.blocks as u64;
+        }
+        d.response_sum += rt as u128;
+        d.response_max = d.response_max.max(rt);
+    }
+
     /// The flusher: writes back blocks dirty for longer than the expiry, then sleeps one
     /// interval (while the run goes on).
     fn flush_expired(&mut self) {
@@ -1188,19 +1238,19 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 if expired {
                     st.flags &= !DIRTY;
                 }
-                expired
+                expired.then_some(st.dirty_pid)
             });
-            if expired == Some(true) {
-                self.flush_buf.push(key);
+            if let Some(Some(pid)) = expired {
+                self.flush_buf.push((key, pid));
             }
         }
-        // Disk order, so contiguous dirty blocks leave as one request.
+        // Disk order, so contiguous dirty blocks of one process leave as one request.
         let mut keys = std::mem::take(&mut self.flush_buf);
-        keys.sort_unstable();
-        for &k in &keys {
+        keys.sort_unstable_by_key(|&(k, _)| k);
+        for &(k, pid) in &keys {
             let (device, block) = split_block_key(k);
             self.c.cache.writeback_flush += 1;
-            self.push_write(device, block, Cause::Writeback, false);
+            self.push_write(device, block, Cause::Writeback, false, pid);
         }
         self.flush_buf = keys;
         self.flush_runs();
@@ -1233,6 +1283,12 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 elapsed_ns: p.end_ns.saturating_sub(p.start_ns),
                 mean_response_ns: if p.requests == 0 { 0.0 } else { p.response_sum as f64 / p.requests as f64 },
                 max_response_ns: p.response_max,
+                device_requests: p.device.requests,
+                device_sync_requests: p.device.sync_requests,
+                device_blocks_read: p.device.blocks_read,
+                device_blocks_written: p.device.blocks_written,
+                device_mean_response_ns: if p.device.requests == 0 { 0.0 } else { p.device.response_sum as f64 / p.device.requests as f64 },
+                device_max_response_ns: p.device.response_max,
             })
             .collect();
         v.sort_by_key(|p| p.pid);

@@ -191,6 +191,17 @@ pub struct ProcessReport {
     pub elapsed_ns: u64,
     pub mean_response_ns: f64,
     pub max_response_ns: u64,
+    /// Requests the device served for this process: dispatched requests whose
+    /// [`crate::sched::IoRequest::pid`] is this process (a request the scheduler merged from
+    /// several processes' parts counts for its first part's process, with all its blocks).
+    pub device_requests: u64,
+    /// Of those, the synchronous ones (demand reads and write-through writes).
+    pub device_sync_requests: u64,
+    pub device_blocks_read: u64,
+    pub device_blocks_written: u64,
+    /// Response time of those requests: from entering the scheduler to completion.
+    pub device_mean_response_ns: f64,
+    pub device_max_response_ns: u64,
 }
 
 /// A count per size in blocks, kept while the run goes on: sizes up to [`Self::DENSE`] in an
@@ -364,7 +375,8 @@ impl TimedReport {
             }
         }
         for p in self.processes.iter().take(16) {
-            let _ = writeln!(s, "pid {:<6}{} requests, elapsed {}, mean response {}", p.pid, p.requests, ms(p.elapsed_ns), ms(p.mean_response_ns as u64));
+            let _ = writeln!(s, "pid {:<6}{} requests, elapsed {}, mean response {}; device {} requests ({} blocks), mean response {}", p.pid, p.requests,
+                ms(p.elapsed_ns), ms(p.mean_response_ns as u64), p.device_requests, p.device_blocks_read + p.device_blocks_written, ms(p.device_mean_response_ns as u64));
         }
         if self.processes.len() > 16 {
             let _ = writeln!(s, "... {} more processes (see --json)", self.processes.len() - 16);
