@@ -100,3 +100,61 @@ fn write_through_is_synchronous_and_prefetch_asynchronous() {
     assert_eq!(p(8).device_blocks_read, 2);
     assert!(p(8).device_requests >= 1);
 }
+
+/// Two processes reading their own blocks, each `n` one-block reads, written one after the
+/// other (as a generator that emits its processes in turn would), the second's times starting
+/// again at `second_start`.
+fn sequential_processes(n: u64, gap_ns: u64, second_start: u64) -> Vec<Request> {
+    let mut v: Vec<Request> = (0..n).map(|i| req(i * gap_ns, 1, Op::Read, i * 10, 1)).collect();
+    v.extend((0..n).map(|i| req(second_start + i * gap_ns, 2, Op::Read, 100_000 + i * 10, 1)));
+    v
+}
+
+fn warnings_of(trace: Vec<Request>, replay: Replay) -> (Vec<String>, iostack::engine::timed::TimedReport) {
+    let mut c = config();
+    c.replay = replay;
+    let rep = TimedRun::new(&c).unwrap().run(&mut VecReader::new(trace)).unwrap();
+    (rep.warnings.clone(), rep)
+}
+
+#[test]
+fn a_trace_whose_time_goes_back_warns_once() {
+    // Process 2's times start again at 0 after process 1's 0..199 ms: all but its last go back.
+    for replay in [Replay::Closed, Replay::Open] {
+        let (w, rep) = warnings_of(sequential_processes(200, 1_000_000, 0), replay);
+        assert_eq!(w.len(), 1, "{replay:?}: {w:?}");
+        assert!(w[0].contains("trace time goes backwards: 199 request(s)") && w[0].contains("request 201, pid 2"), "{}", w[0]);
+        assert_eq!(serde_json::to_value(&rep).unwrap()["warnings"], serde_json::json!(w));
+    }
+}
+
+#[test]
+fn a_process_reached_long_after_its_trace_time_warns_in_closed_loop() {
+    // All times 0 (no think time): closed-loop replay reaches process 2 only after process 1's
+    // 200 reads of 1 ms, though its trace time says it starts at once.
+    let (w, rep) = warnings_of(sequential_processes(200, 0, 0), Replay::Closed);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("1 process(es) started late (the first: pid 2, trace time 0.000 s"), "{}", w[0]);
+    let p2 = rep.processes.iter().find(|p| p.pid == 2).unwrap();
+    assert!(p2.start_ns >= 200_000_000, "{p2:?}");
+    // Open loop issues each request at its trace time: both processes start at 0.
+    let (w, _) = warnings_of(sequential_processes(200, 0, 0), Replay::Open);
+    assert!(w.is_empty(), "{w:?}");
+}
+
+#[test]
+fn interleaved_processes_and_late_trace_starts_do_not_warn() {
+    // The same requests in time order: both processes run from the start. (Process 2's first
+    // request, second in the file, is reached when process 1 wants its second: after the 1 ms
+    // of its first read.)
+    let mut trace = sequential_processes(200, 1_000_000, 0);
+    trace.sort_by_key(|r| r.time_ns);
+    let (w, rep) = warnings_of(trace, Replay::Closed);
+    assert!(w.is_empty(), "{w:?}");
+    let starts: Vec<u64> = rep.processes.iter().map(|p| p.start_ns).collect();
+    assert_eq!(starts, [0, 1_000_000]);
+    assert!(serde_json::to_value(&rep).unwrap().get("warnings").is_none());
+    // A process the trace starts late, on time: no warning either.
+    let (w, _) = warnings_of(sequential_processes(200, 1_000_000, 400_000_000), Replay::Closed);
+    assert!(w.is_empty(), "{w:?}");
+}

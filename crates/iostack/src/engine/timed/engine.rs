@@ -242,6 +242,56 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     batch_pos: usize,
     next_arrival: Option<Request>,
     pub(crate) skipped: u64,
+    /// What the replay noticed about the trace's order, for the report's warnings.
+    pub(crate) order: OrderChecks,
+}
+
+/// Two signs that a trace does not interleave its processes the way it means to (a generator
+/// that writes its processes one after another, say): requests whose trace time goes back
+/// relative to the ones before them in the file (the replay raises such a time to the previous
+/// one, so a process written after another runs after it), and, in closed loop, processes whose
+/// first request is reached by the trace reader long after its trace time, while others run.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct OrderChecks {
+    /// Requests read, and the largest raw trace time among them.
+    read: u64,
+    max_raw_ns: u64,
+    /// Requests earlier than one before them, and the first: (its position from 1, pid, its
+    /// time, the time it follows), times relative to the first request.
+    backwards: u64,
+    first_backwards: Option<(u64, u32, u64, u64)>,
+    /// Processes started late, and the first: (pid, trace time, issue time).
+    late: u64,
+    first_late: Option<(u32, u64, u64)>,
+}
+
+/// A closed-loop process whose first issue comes this much after its trace time, and more than
+/// twice its trace time, started late.
+const LATE_START_NS: u64 = 100_000_000;
+
+impl OrderChecks {
+    /// The warnings, one per kind at most.
+    pub(crate) fn warnings(&self) -> Vec<String> {
+        let s = |ns: u64| format!("{:.3} s", ns as f64 / 1e9);
+        let mut w = Vec::new();
+        if let Some((i, pid, t, prev)) = self.first_backwards {
+            w.push(format!(
+                "trace time goes backwards: {} request(s) are earlier than a request before them in the trace (the first: request {i}, pid {pid}, at {} after one at {}); \
+                 the replay issues none before the requests before it, so a process whose requests come after another's in the file runs after it, not beside it. \
+                 To replay processes concurrently, the trace must interleave them in time order (docs/timed.md, Replay)",
+                self.backwards, s(t), s(prev)
+            ));
+        }
+        if let Some((pid, t, at)) = self.first_late {
+            w.push(format!(
+                "{} process(es) started late (the first: pid {pid}, trace time {}, first request issued at {}): closed-loop replay starts a process when the trace \
+                 reader reaches its first request, and replaying the other processes' requests before it in the file took that long. If the processes ran \
+                 concurrently, interleave their requests in time order (docs/timed.md, Replay)",
+                self.late, s(t), s(at)
+            ));
+        }
+        w
+    }
 }
 
 /// Result of the trace input.
@@ -308,6 +358,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             batch_pos: 0,
             next_arrival: None,
             skipped: 0,
+            order: OrderChecks::default(),
         }
     }
 
@@ -391,6 +442,17 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
         // Trace time relative to the first request, never going back.
         let t0 = *self.t0.get_or_insert(r.time_ns);
+        let o = &mut self.order;
+        o.read += 1;
+        if r.time_ns < o.max_raw_ns {
+            o.backwards += 1;
+            if o.first_backwards.is_none() {
+                let pid = r.pid;
+                o.first_backwards = Some((o.read, pid, r.time_ns.saturating_sub(t0), o.max_raw_ns - t0));
+            }
+        } else {
+            o.max_raw_ns = r.time_ns;
+        }
         let t = r.time_ns.saturating_sub(t0).max(self.last_trace_ns);
         self.last_trace_ns = t;
         r.time_ns = t;
@@ -467,7 +529,21 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let first = !proc.started && proc.queue.is_empty();
         proc.queue.push_back(r);
         if first {
+            if self.now > r.time_ns.saturating_add(LATE_START_NS).max(r.time_ns.saturating_mul(2)) {
+                self.late_start(p, r.time_ns);
+            }
             self.push(r.time_ns.max(self.now), Kind::Issue, p);
+        }
+    }
+
+    /// Process `p`, met now, should have started at `trace_ns`: a late start if others run.
+    #[cold]
+    fn late_start(&mut self, p: u32, trace_ns: u64) {
+        if self.procs.iter().any(|q| q.started) {
+            self.order.late += 1;
+            if self.order.first_late.is_none() {
+                self.order.first_late = Some((self.procs[p as usize].pid, trace_ns, self.now));
+            }
         }
     }
 

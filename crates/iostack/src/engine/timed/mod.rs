@@ -274,6 +274,7 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         locality,
         probes,
         skipped: e.skipped,
+        warnings: e.order.warnings(),
     })
 }
 

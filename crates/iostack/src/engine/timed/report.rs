@@ -303,6 +303,10 @@ pub struct TimedReport {
     pub probes: BTreeMap<String, serde_json::Value>,
     /// Trace lines or records skipped as invalid.
     pub skipped: u64,
+    /// What the replay found questionable in the trace (e.g. processes that do not interleave
+    /// as their times say), one line per kind; absent when there is nothing to say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The locality reports of the four boundaries, top of the stack first: the requests the
