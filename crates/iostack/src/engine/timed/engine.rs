@@ -4,12 +4,13 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::config::{Replay, Resolved, Think};
-use super::report::{CacheCounts, DeviceCounts, FrontCounts, LogHistogram, ProcessReport, SchedCounts, SequenceTracker, SizeCounts};
+use super::report::{BlkCounts, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, ProcessReport, SchedCounts, SequenceTracker, SizeCounts};
 use super::blocks::{BlockStates, DIRTY, EVICTED, INFLIGHT, MARKER, NIL, PREFETCHED};
+use crate::blk::{BlockStage, StageActions, Submit};
 use crate::cache::{block_key, split_block_key, Access, Evicted, Key, Origin, Policy};
 use crate::device::{Device, DeviceRequest, Service, SECTOR};
 use crate::layer::{Below, DeviceRef, Layer};
-use crate::prefetch::{BlockPresence, DemandAccess, Fetch, FileView, Prefetcher};
+use crate::prefetch::{BlockPresence, Completion, DemandAccess, Fetch, FileView, Prefetcher};
 use crate::sched::{Cause, IoRequest, Scheduler};
 use crate::trace::{Op, PageSize, Request};
 
@@ -103,6 +104,8 @@ enum Kind {
     Done,
     Flush,
     SchedWake,
+    /// A block stage serves a request from its memory.
+    StageServe,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -136,6 +139,10 @@ impl<P: Policy + ?Sized> BlockPresence for Presence<'_, P> {
         let k = block_key(device, block);
         self.policy.contains(k) || (self.evicted_reads > 0 && self.blocks.get(k).is_some_and(|s| s.flags & INFLIGHT != 0))
     }
+    #[inline]
+    fn in_flight(&self, device: u32, block: u64) -> bool {
+        self.blocks.get(block_key(device, block)).is_some_and(|s| s.flags & INFLIGHT != 0)
+    }
 }
 
 /// Counters the engine keeps while running.
@@ -149,6 +156,7 @@ pub(crate) struct Counters {
     pub request_sizes: SizeCounts,
     pub sequence_sizes: SizeCounts,
     pub response: LogHistogram,
+    pub blk: BlkCounts,
     pub elapsed_ns: u64,
     pub end_ns: u64,
 }
@@ -172,6 +180,12 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     sched: Box<S>,
     layers: Vec<Box<dyn Layer>>,
     device: Box<D>,
+    /// The block-layer stage between the page cache and the scheduler, if any.
+    stage: Option<Box<dyn BlockStage>>,
+    stage_out: StageActions,
+    /// Requests a stage serves, until their serve event.
+    stage_serves: Vec<Option<IoRequest>>,
+    stage_serves_free: Vec<u32>,
     pub(crate) observers: Vec<(Boundary, Box<dyn BoundaryObserver>)>,
     observe: [bool; 4],
 
@@ -199,7 +213,8 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     proc_of: hashbrown::HashMap<u32, u32, rustc_hash::FxBuildHasher>,
     /// The last (pid, process index) looked up: traces come in runs of one process.
     last_proc: (u32, u32),
-    in_device: Vec<Option<IoRequest>>,
+    /// Requests in the device, with their service.
+    in_device: Vec<Option<(IoRequest, Service)>>,
     in_device_free: Vec<u32>,
     in_device_count: u32,
     sched_wake_armed: Option<u64>,
@@ -311,6 +326,10 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             sched,
             layers,
             device,
+            stage: None,
+            stage_out: StageActions::default(),
+            stage_serves: Vec::new(),
+            stage_serves_free: Vec::new(),
             observers: Vec::new(),
             observe: [false; 4],
             now: 0,
@@ -376,6 +395,12 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     }
     pub(crate) fn layers(&self) -> &[Box<dyn Layer>] {
         &self.layers
+    }
+    pub(crate) fn stage(&self) -> Option<&dyn BlockStage> {
+        self.stage.as_deref()
+    }
+    pub(crate) fn set_stage(&mut self, stage: Box<dyn BlockStage>) {
+        self.stage = Some(stage);
     }
 
     pub(crate) fn add_observer(&mut self, b: Boundary, o: Box<dyn BoundaryObserver>) {
@@ -646,6 +671,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                     self.sched_wake_armed = None;
                     self.kick();
                 }
+                Kind::StageServe => self.stage_served(e.arg),
             }
             if self.s.replay == Replay::Closed {
                 self.continue_ready(reader)?;
@@ -667,6 +693,14 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             }
         }
         self.c.sched.merges = self.sched.merges();
+        let waiting = self.pending.len() - self.pending_free.len();
+        if waiting > 0 {
+            // Only a stage that took blocks and never completed them leaves requests waiting.
+            let name = self.stage.as_ref().map_or_else(|| "none".to_string(), |s| s.name());
+            return Err(crate::error::Error::Io(std::io::Error::other(format!(
+                "{waiting} request(s) never completed: the block stage `{name}` took blocks it neither served nor covered by a request of its own"
+            ))));
+        }
         Ok(())
     }
 }
@@ -1146,13 +1180,78 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     fn to_sched(&mut self, r: IoRequest) {
         self.c.cache.requests_out += 1;
         self.c.cache.blocks_out += r.blocks as u64;
-        self.c.sched.requests_in += 1;
         if self.observe[Boundary::Cache as usize] {
             let q = self.as_request(&r, self.now);
             self.notify(Boundary::Cache, &q);
         }
+        if self.stage.is_some() {
+            self.through_stage(r);
+        } else {
+            self.sched_add(r);
+        }
+    }
+
+    #[inline]
+    fn sched_add(&mut self, r: IoRequest) {
+        self.c.sched.requests_in += 1;
         self.sched.add(r, self.now);
         self.sched_holds = true;
+    }
+
+    /// Offers `r` to the block stage and carries out what it decided.
+    #[inline(never)]
+    fn through_stage(&mut self, r: IoRequest) {
+        let stage = self.stage.as_mut().expect("a stage");
+        let mut out = std::mem::take(&mut self.stage_out);
+        self.c.blk.requests_in += 1;
+        self.c.blk.blocks_in += r.blocks as u64;
+        match stage.submit(r, self.now, &mut out) {
+            Submit::Pass => {
+                self.c.blk.passed += 1;
+                self.apply_stage(&mut out);
+                self.sched_add(r);
+            }
+            Submit::Take => {
+                self.c.blk.taken += 1;
+                self.apply_stage(&mut out);
+            }
+        }
+        self.stage_out = out;
+    }
+
+    /// Carries out (and clears) the actions a stage queued.
+    fn apply_stage(&mut self, out: &mut StageActions) {
+        for mut q in out.issue.drain(..) {
+            q.arrival_ns = self.now;
+            self.c.blk.issued += 1;
+            self.c.blk.issued_blocks += q.blocks as u64;
+            self.sched_add(q);
+        }
+        for (q, at) in out.serve.drain(..) {
+            let slot = match self.stage_serves_free.pop() {
+                Some(i) => {
+                    self.stage_serves[i as usize] = Some(q);
+                    i
+                }
+                None => {
+                    self.stage_serves.push(Some(q));
+                    (self.stage_serves.len() - 1) as u32
+                }
+            };
+            self.push(at.max(self.now), Kind::StageServe, slot);
+        }
+    }
+
+    /// A stage's serve event: the blocks of its request are complete now.
+    fn stage_served(&mut self, slot: u32) {
+        let r = self.stage_serves[slot as usize].take().expect("a request being served");
+        self.stage_serves_free.push(slot);
+        self.c.blk.served += 1;
+        self.c.blk.served_blocks += r.blocks as u64;
+        self.c.end_ns = self.now;
+        self.complete_blocks(&r);
+        self.fetch_complete(&r, false);
+        self.kick();
     }
 
     /// Hands requests to the device while it has room.
@@ -1195,13 +1294,16 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 self.seen.clear();
                 s
             };
+            if let Some(stage) = self.stage.as_mut() {
+                stage.dispatched(&r, &service, self.now);
+            }
             let slot = match self.in_device_free.pop() {
                 Some(i) => {
-                    self.in_device[i as usize] = Some(r);
+                    self.in_device[i as usize] = Some((r, service));
                     i
                 }
                 None => {
-                    self.in_device.push(Some(r));
+                    self.in_device.push(Some((r, service)));
                     (self.in_device.len() - 1) as u32
                 }
             };
@@ -1246,12 +1348,49 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     /// A dispatched request completed: every block in its range is done.
     fn device_done(&mut self, slot: u32) {
-        let r = self.in_device[slot as usize].take().expect("request in the device");
+        let (r, service) = self.in_device[slot as usize].take().expect("request in the device");
         self.c.end_ns = self.now;
         self.in_device_free.push(slot);
         self.in_device_count -= 1;
         self.sched.completed(&r, self.now);
         self.charge_process(&r);
+        self.complete_blocks(&r);
+        if let Some(stage) = self.stage.as_mut() {
+            let mut out = std::mem::take(&mut self.stage_out);
+            stage.completed(&r, &service, self.now, &mut out);
+            self.apply_stage(&mut out);
+            self.stage_out = out;
+        }
+        self.fetch_complete(&r, true);
+        self.kick();
+    }
+
+    /// Tells the prefetcher that `r`'s blocks are complete, and issues what it asks for.
+    #[inline]
+    fn fetch_complete(&mut self, r: &IoRequest, by_device: bool) {
+        let done = Completion { op: r.op, device: r.device, block: r.block, blocks: r.blocks, cause: r.cause, pid: r.pid, by_device, time_ns: self.now };
+        let presence = Presence { policy: &*self.policy, blocks: &self.blocks, evicted_reads: self.evicted_reads };
+        self.fetch_buf.clear();
+        self.prefetcher.on_complete(&done, &presence, &mut self.fetch_buf);
+        if !self.fetch_buf.is_empty() {
+            self.fetches_at_completion(r.pid);
+        }
+    }
+
+    #[inline(never)]
+    fn fetches_at_completion(&mut self, pid: u32) {
+        self.acting_pid = pid;
+        let fetches = std::mem::take(&mut self.fetch_buf);
+        for f in &fetches {
+            self.prefetch(f, Key::MAX, false, pid);
+        }
+        self.fetch_buf = fetches;
+        self.flush_runs();
+    }
+
+    /// Every block in `r`'s range is complete: reads end their flight (a block evicted in
+    /// flight is now simply not cached), and the references waiting for them wake.
+    fn complete_blocks(&mut self, r: &IoRequest) {
         let write = r.op.is_write();
         for b in r.block..r.end() {
             let key = block_key(r.device, b);
@@ -1271,7 +1410,6 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             }
             self.wake(waiters);
         }
-        self.kick();
     }
 
     /// Charges a completed device request to the process it was for.

@@ -180,6 +180,35 @@ pub struct DeviceCounts {
     pub sequences: BTreeMap<u64, u64>,
 }
 
+/// What the block stage did (see [`crate::blk`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BlkCounts {
+    /// Requests (and blocks) the page cache sent through the stage.
+    pub requests_in: u64,
+    pub blocks_in: u64,
+    /// Of those, passed on to the scheduler, and taken by the stage.
+    pub passed: u64,
+    pub taken: u64,
+    /// Requests of the stage's own sent to the scheduler, and their blocks.
+    pub issued: u64,
+    pub issued_blocks: u64,
+    /// Requests the stage served from its memory, and their blocks.
+    pub served: u64,
+    pub served_blocks: u64,
+}
+
+/// The block stage's part of the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlkReport {
+    /// The stage's name with its parameters.
+    pub name: String,
+    #[serde(flatten)]
+    pub counts: BlkCounts,
+    /// What the stage itself reports.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub stage: serde_json::Value,
+}
+
 /// Per-process results.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcessReport {
@@ -294,6 +323,9 @@ pub struct TimedReport {
     pub sched: SchedCounts,
     pub device: DeviceCounts,
     pub response: Percentiles,
+    /// The block stage between the page cache and the scheduler (absent without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blk: Option<BlkReport>,
     pub processes: Vec<ProcessReport>,
     /// Locality of the stream crossing each boundary (`null` with `locality = false`).
     #[serde(default)]
