@@ -22,6 +22,8 @@
 mod config;
 mod blocks;
 mod engine;
+#[cfg(test)]
+mod hook_tests;
 mod observers;
 mod report;
 
