@@ -64,3 +64,46 @@ def test_bad_traces_and_dumps_raise_value_errors(tmp_path):
     with pytest.raises(FileNotFoundError):
         iostack.run(tmp_path / "missing.csv", cache=16)
     assert not out.exists()
+
+
+def _two_device_trace(tmp_path):
+    lines = ["time_ns,pid,op,offset,length,device,file,file_offset,file_size"]
+    for i in range(30):
+        lines.append(f"{i * 100000},1,R,{i * 40960},4096,0,,,")
+        if i < 20:
+            lines.append(f"{i * 100000},2,R,{i * 40960},4096,1,,,")
+    p = tmp_path / "two.csv"
+    p.write_text("\n".join(lines) + "\n")
+    return p
+
+
+@pytest.mark.parametrize("device", [{0: "fixed:1ms", 1: "fixed:10ms"}, "0=fixed:1ms,1=fixed:10ms"])
+def test_run_with_a_device_per_device_id(tmp_path, device):
+    r = iostack.run(_two_device_trace(tmp_path), prefetch="none", sched="noop", device=device, locality=False)
+    assert r["config"]["device"] == "0=fixed:1ms,1=fixed:10ms"
+    devs = {d["id"]: d for d in r["devices"]}
+    assert (devs[0]["requests"], devs[0]["busy_ns"]) == (30, 30 * 1_000_000)
+    assert (devs[1]["requests"], devs[1]["busy_ns"]) == (20, 20 * 10_000_000)
+    assert r["device_busy_ns"] == 30 * 1_000_000 + 20 * 10_000_000
+    procs = {p["pid"]: p for p in r["processes"]}
+    assert procs[1]["device_requests"] == 30 and procs[2]["device_max_response_ns"] == 10_000_000
+
+
+def test_run_device_map_errors(tmp_path):
+    t = _two_device_trace(tmp_path)
+    with pytest.raises(ValueError, match="device id 1"):
+        iostack.run(t, device={0: "fixed:1ms"}, locality=False)
+    with pytest.raises(ValueError, match="not a device id"):
+        iostack.run(t, device={"a": "fixed:1ms"}, locality=False)
+
+
+def test_run_warns_when_processes_do_not_interleave(tmp_path):
+    # Process 2's requests come after all of process 1's, at times going back to 0.
+    lines = ["time_ns,pid,op,offset,length,device,file,file_offset,file_size"]
+    lines += [f"{i * 1000000},1,R,{i * 40960},4096,0,,," for i in range(50)]
+    lines += [f"{i * 1000000},2,R,{(1000 + i) * 40960},4096,0,,," for i in range(50)]
+    t = tmp_path / "seq.csv"
+    t.write_text("\n".join(lines) + "\n")
+    with pytest.warns(iostack.timed.TraceOrderWarning, match="trace time goes backwards"):
+        r = iostack.run(t, device="fixed:1ms", locality=False)
+    assert len(r["warnings"]) == 1

@@ -43,6 +43,26 @@ def _load_config(config: Union[None, PathLike, Mapping[str, Any]]) -> dict:
     return cfg
 
 
+def device_map(devices: Mapping[Any, str]) -> str:
+    """The ``device`` string of a map from the trace's device ids to device specs:
+    ``{0: "hdd:wd7200", 1: "ssd:x25m"}`` -> ``"0=hdd:wd7200,1=ssd:x25m"`` (each device id gets its
+    own device and scheduler; see docs/timed.md, Devices)."""
+    if not devices:
+        raise ValueError("device: the map of device ids to specs is empty")
+    parts = []
+    for key, spec in devices.items():
+        try:
+            ident = int(key)
+        except (TypeError, ValueError):
+            raise ValueError(f"device: {key!r} is not a device id (a non-negative integer)") from None
+        if ident < 0 or str(ident) != str(key).strip():
+            raise ValueError(f"device: {key!r} is not a device id (a non-negative integer)")
+        if not isinstance(spec, str) or not spec.strip():
+            raise ValueError(f"device: the spec of device id {ident} must be a non-empty string such as 'hdd:wd7200'")
+        parts.append((ident, spec.strip()))
+    return ",".join(f"{i}={spec}" for i, spec in sorted(parts))
+
+
 def run(
     trace: PathLike,
     *,
@@ -62,6 +82,10 @@ def run(
         iostack.run("t.csv", policy="lru", prefetch="linux", sched="cscan",
                     device="hdd:st3400620as", cache="64MiB")
 
+    ``device`` is one spec for every device id of the trace, or a map giving each device id its
+    own device and scheduler: ``{0: "hdd:wd7200", 1: "ssd:x25m"}`` or ``"0=hdd:wd7200,1=ssd:x25m"``
+    (the result then has one entry per device under ``devices``).
+
     ``dump`` maps boundaries (``front``, ``cache``, ``sched``, ``device``) to trace files to
     write. Locality (stack and block affinity) is measured at the four boundaries unless
     ``locality=False`` (or the config's ``locality`` is false); it is under ``locality`` in the
@@ -75,6 +99,8 @@ def run(
             raise TypeError(f"run() got an unknown option {key!r}; valid: {', '.join(CONFIG_FIELDS)}")
         if value is not None:
             cfg[key] = str(value) if key in ("cache", "max_request") else value
+    if isinstance(cfg.get("device"), Mapping):
+        cfg["device"] = device_map(cfg["device"])
     dumps = [(str(layer), os.fspath(path)) for layer, path in (dump or {}).items()]
     if locality is not None:
         cfg["locality"] = bool(locality)

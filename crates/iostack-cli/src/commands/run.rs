@@ -38,7 +38,9 @@ pub struct Args {
     /// I/O scheduler: `noop`, `cscan`, `sstf`, `deadline`, `batch:B`.
     #[arg(long)]
     pub sched: Option<String>,
-    /// Device spec, e.g. `hdd:st3400620as`, `ssd:x25m`, `fixed:9.5ms`.
+    /// Device spec, e.g. `hdd:st3400620as`, `ssd:x25m`, `fixed:9.5ms`, for every device id of
+    /// the trace; or one device (with its own scheduler) per device id:
+    /// `0=hdd:wd7200,1=ssd:x25m`.
     #[arg(long)]
     pub device: Option<String>,
     /// Requests the device holds at once.

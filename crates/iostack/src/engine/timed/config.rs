@@ -81,7 +81,9 @@ pub struct StackConfig {
     pub prefetch: String,
     /// Scheduler spec: `noop`, `cscan`, `sstf`, `deadline[:read_expire=..]`, `batch:B`.
     pub sched: String,
-    /// Device spec (`iostack devices`), e.g. `hdd:st3400620as`, `fixed:9.5ms`.
+    /// Device spec (`iostack devices`), e.g. `hdd:st3400620as`, `fixed:9.5ms`, for every device
+    /// id of the trace; or a map from the trace's device ids to specs, each id with its own
+    /// device and scheduler: `0=hdd:wd7200,1=ssd:x25m` (see [`StackConfig::devices`]).
     pub device: String,
     /// Disk-side layers between the scheduler and the device, top first (none yet).
     pub layers: Vec<String>,
@@ -166,8 +168,17 @@ impl StackConfig {
         toml::to_string(self).unwrap_or_default()
     }
 
+    /// The devices `device` names: one spec for every device id (`[(None, spec)]`), or, when
+    /// it starts with `ID=`, one per device id: `0=hdd:wd7200,1=ssd:x25m,cache=off` (a comma
+    /// followed by `ID=` starts the next device; other commas belong to the spec before, so
+    /// device parameters keep their `key=value` form). Ids are listed in the order given.
+    pub fn devices(&self) -> Result<Vec<(Option<u32>, String)>, ConfigError> {
+        parse_devices(&self.device)
+    }
+
     /// Checks and converts the sizes and durations.
     pub fn resolve(&self) -> Result<Resolved, ConfigError> {
+        self.devices()?;
         if self.page_size < 512 || self.page_size % 512 != 0 {
             return Err(ConfigError::new("--page-size", format!("{} is not a positive multiple of 512 bytes", self.page_size)));
         }
@@ -196,9 +207,60 @@ impl StackConfig {
     }
 }
 
+/// `ID=` at the start of `part`: the id.
+fn device_id(part: &str) -> Option<&str> {
+    let (id, _) = part.split_once('=')?;
+    let id = id.trim();
+    (!id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())).then_some(id)
+}
+
+fn parse_devices(spec: &str) -> Result<Vec<(Option<u32>, String)>, ConfigError> {
+    let spec = spec.trim();
+    if device_id(spec).is_none() {
+        return Ok(vec![(None, spec.to_string())]);
+    }
+    let mut out: Vec<(Option<u32>, String)> = Vec::new();
+    for part in spec.split(',') {
+        match device_id(part) {
+            Some(id) => {
+                let n: u32 = id.parse().map_err(|_| ConfigError::new("--device", format!("device id `{id}` is not a number below 2^32")))?;
+                if out.iter().any(|(i, _)| *i == Some(n)) {
+                    return Err(ConfigError::new("--device", format!("device id {n} is given twice in `{spec}`")));
+                }
+                let (_, rest) = part.split_once('=').expect("an id");
+                out.push((Some(n), rest.trim().to_string()));
+            }
+            None => {
+                let (_, last) = out.last_mut().expect("the spec starts with an id");
+                last.push(',');
+                last.push_str(part.trim());
+            }
+        }
+    }
+    if let Some((id, _)) = out.iter().find(|(_, s)| s.is_empty()) {
+        return Err(ConfigError::new("--device", format!("device id {} has no device spec in `{spec}`", id.unwrap_or(0))));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_device_maps() {
+        let d = |s: &str| parse_devices(s);
+        assert_eq!(d("hdd:wd7200").unwrap(), [(None, "hdd:wd7200".to_string())]);
+        assert_eq!(d("hdd:st3400620as,cache=off,segments=16").unwrap(), [(None, "hdd:st3400620as,cache=off,segments=16".to_string())]);
+        assert_eq!(
+            d("0=hdd:wd7200,cache=off, 1=ssd:x25m").unwrap(),
+            [(Some(0), "hdd:wd7200,cache=off".to_string()), (Some(1), "ssd:x25m".to_string())]
+        );
+        assert_eq!(d("7=fixed:1ms").unwrap(), [(Some(7), "fixed:1ms".to_string())]);
+        assert!(d("0=hdd:wd7200,0=ssd:x25m").unwrap_err().to_string().contains("device id 0 is given twice"));
+        assert!(d("0=,1=ssd:x25m").unwrap_err().to_string().contains("device id 0 has no device spec"));
+        assert!(d("99999999999=ssd:x25m").unwrap_err().to_string().contains("--device"));
+    }
 
     #[test]
     fn round_trips_through_toml_and_json() {

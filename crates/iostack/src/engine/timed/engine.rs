@@ -150,15 +150,67 @@ impl<P: Policy + ?Sized> BlockPresence for Presence<'_, P> {
 pub(crate) struct Counters {
     pub front: FrontCounts,
     pub cache: CacheCounts,
+    /// The sums over the devices, made at the end of the run (each device counts its own while
+    /// running: [`Lane`]).
     pub sched: SchedCounts,
     pub device: DeviceCounts,
-    /// Device request sizes and sequence sizes while running; folded into `device` at the end.
-    pub request_sizes: SizeCounts,
-    pub sequence_sizes: SizeCounts,
     pub response: LogHistogram,
     pub blk: BlkCounts,
     pub elapsed_ns: u64,
     pub end_ns: u64,
+}
+
+/// One device of the stack with its own scheduler (and disk-side layers): the requests for the
+/// trace's device ids it serves go through it, and its figures are its own.
+pub(crate) struct Lane<S: Scheduler + ?Sized, D: Device + ?Sized> {
+    /// The trace's device id it serves; `None`: every id (one device for the whole trace).
+    pub id: Option<u32>,
+    pub sched: Box<S>,
+    pub layers: Vec<Box<dyn Layer>>,
+    pub device: Box<D>,
+    /// The device's capacity in pages, when the model has one: the size of a raw device read
+    /// as one file.
+    device_pages: Option<u64>,
+    /// Requests in the device.
+    in_device: u32,
+    wake_armed: Option<u64>,
+    /// The scheduler holds requests (it changes only through `sched_add` and the dispatches).
+    holds: bool,
+    seqs: SequenceTracker,
+    pub counts: DeviceCounts,
+    pub sched_counts: SchedCounts,
+    /// Request sizes and sequence sizes while running; folded into `counts` at the end.
+    request_sizes: SizeCounts,
+    sequence_sizes: SizeCounts,
+}
+
+impl<S: Scheduler + ?Sized, D: Device + ?Sized> Lane<S, D> {
+    pub(crate) fn new(id: Option<u32>, sched: Box<S>, layers: Vec<Box<dyn Layer>>, device: Box<D>, page_size: u64) -> Self {
+        let device_pages = device.capacity_sectors().map(|sec| sec * SECTOR / page_size);
+        Lane {
+            id,
+            sched,
+            layers,
+            device,
+            device_pages,
+            in_device: 0,
+            wake_armed: None,
+            holds: false,
+            seqs: SequenceTracker::default(),
+            counts: DeviceCounts::default(),
+            sched_counts: SchedCounts::default(),
+            request_sizes: SizeCounts::default(),
+            sequence_sizes: SizeCounts::default(),
+        }
+    }
+
+    /// Closes the running counts at the end of the run.
+    fn finish(&mut self) {
+        self.seqs.close(&mut self.sequence_sizes);
+        self.request_sizes.fold_into(&mut self.counts.sizes);
+        self.sequence_sizes.fold_into(&mut self.counts.sequences);
+        self.sched_counts.merges = self.sched.merges();
+    }
 }
 
 /// The timed engine. Build it with [`super::TimedRun`]; it is driven by `run`.
@@ -177,9 +229,11 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     capacity: u64,
     side_evictions: bool,
     prefetcher: Box<F>,
-    sched: Box<S>,
-    layers: Vec<Box<dyn Layer>>,
-    device: Box<D>,
+    /// The devices, each with its scheduler; one for the whole trace unless the config maps
+    /// device ids to devices.
+    lanes: Vec<Lane<S, D>>,
+    /// Device id -> lane, when there are several (`None`: every request goes to lane 0).
+    lane_of: Option<hashbrown::HashMap<u32, u32, rustc_hash::FxBuildHasher>>,
     /// The block-layer stage between the page cache and the scheduler, if any.
     stage: Option<Box<dyn BlockStage>>,
     stage_out: StageActions,
@@ -216,10 +270,6 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     /// Requests in the device, with their service.
     in_device: Vec<Option<(IoRequest, Service)>>,
     in_device_free: Vec<u32>,
-    in_device_count: u32,
-    sched_wake_armed: Option<u64>,
-    /// The scheduler holds requests (it changes only through `to_sched` and `kick`'s dispatches).
-    sched_holds: bool,
     dirty_fifo: VecDeque<(u64, Key)>,
     flush_armed: bool,
     fetch_buf: Vec<Fetch>,
@@ -232,7 +282,6 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     side_buf: Vec<Evicted>,
     next_set: u32,
     vtime: u64,
-    seqs: SequenceTracker,
     /// The process on whose behalf the cache acts now (the issuer of the request being
     /// started): eviction write-back goes out for it.
     acting_pid: u32,
@@ -243,9 +292,6 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     /// File sizes in pages inferred by the first pass: (is_device, id) -> pages.
     pub(crate) extents: hashbrown::HashMap<(bool, u64), u64, rustc_hash::FxBuildHasher>,
     pub(crate) c: Counters,
-    /// The device's capacity in pages, when the model has one: the size of a raw device read
-    /// as one file.
-    device_pages: Option<u64>,
 
     // Trace input.
     t0: Option<u64>,
@@ -313,8 +359,9 @@ impl OrderChecks {
 pub(crate) type InputResult<T> = Result<T, crate::error::Error>;
 
 impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Device + ?Sized> Engine<P, F, S, D> {
-    pub(crate) fn new(s: EngineSettings, policy: Box<P>, prefetcher: Box<F>, sched: Box<S>, layers: Vec<Box<dyn Layer>>, device: Box<D>) -> Self {
-        let device_pages = device.capacity_sectors().map(|sec| sec * SECTOR / s.page_size);
+    pub(crate) fn new(s: EngineSettings, policy: Box<P>, prefetcher: Box<F>, lanes: Vec<Lane<S, D>>) -> Self {
+        assert!(!lanes.is_empty(), "an engine needs a device");
+        let lane_of = lanes.iter().any(|l| l.id.is_some()).then(|| lanes.iter().enumerate().filter_map(|(i, l)| Some((l.id?, i as u32))).collect());
         Engine {
             sectors_per_block: s.page_size / SECTOR,
             pages: PageSize::new(s.page_size),
@@ -323,9 +370,8 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             side_evictions: policy.has_side_evictions(),
             policy,
             prefetcher,
-            sched,
-            layers,
-            device,
+            lanes,
+            lane_of,
             stage: None,
             stage_out: StageActions::default(),
             stage_serves: Vec::new(),
@@ -349,9 +395,6 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             last_proc: (0, 0),
             in_device: Vec::new(),
             in_device_free: Vec::new(),
-            in_device_count: 0,
-            sched_wake_armed: None,
-            sched_holds: false,
             dirty_fifo: VecDeque::new(),
             flush_armed: false,
             fetch_buf: Vec::new(),
@@ -362,13 +405,11 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             side_buf: Vec::new(),
             next_set: 0,
             vtime: 0,
-            seqs: SequenceTracker::default(),
             acting_pid: 0,
             last_done_proc: (u32::MAX, NIL),
             ready: Vec::new(),
             extents: Default::default(),
             c: Counters::default(),
-            device_pages,
             t0: None,
             last_trace_ns: 0,
             input_done: false,
@@ -387,14 +428,36 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     pub(crate) fn prefetcher(&self) -> &F {
         &self.prefetcher
     }
-    pub(crate) fn scheduler(&self) -> &S {
-        &self.sched
+    pub(crate) fn lanes(&self) -> &[Lane<S, D>] {
+        &self.lanes
     }
-    pub(crate) fn device(&self) -> &D {
-        &self.device
+
+    /// The lane serving device id `device`.
+    #[inline]
+    fn lane_index(&self, device: u32) -> usize {
+        match &self.lane_of {
+            None => 0,
+            // Requests for ids the map does not name are refused as the trace is read.
+            Some(m) => m.get(&device).copied().unwrap_or(0) as usize,
+        }
     }
-    pub(crate) fn layers(&self) -> &[Box<dyn Layer>] {
-        &self.layers
+
+    #[cold]
+    #[inline(never)]
+    fn unmapped_device(&self, r: &Request) -> crate::error::Error {
+        let mut ids: Vec<u32> = self.lanes.iter().filter_map(|l| l.id).collect();
+        ids.sort_unstable();
+        let ids: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+        crate::error::ConfigError::new(
+            "--device",
+            format!(
+                "request {} of the trace is on device id {}, which the device map does not name (it maps ids {}): give a device for every device id of the trace, or one spec for all",
+                self.order.read,
+                r.device,
+                ids.join(", ")
+            ),
+        )
+        .into()
     }
     pub(crate) fn stage(&self) -> Option<&dyn BlockStage> {
         self.stage.as_deref()
@@ -466,6 +529,12 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             self.policy.prefetch_neighbours(k);
         }
         // Trace time relative to the first request, never going back.
+        if let Some(m) = &self.lane_of {
+            if !m.contains_key(&r.device) {
+                self.order.read += 1;
+                return Err(self.unmapped_device(&r));
+            }
+        }
         let t0 = *self.t0.get_or_insert(r.time_ns);
         let o = &mut self.order;
         o.read += 1;
@@ -668,7 +737,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 Kind::Done => self.device_done(e.arg),
                 Kind::Flush => self.flush_expired(),
                 Kind::SchedWake => {
-                    self.sched_wake_armed = None;
+                    self.lanes[e.arg as usize].wake_armed = None;
                     self.kick();
                 }
                 Kind::StageServe => self.stage_served(e.arg),
@@ -678,9 +747,11 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             }
         }
         self.c.end_ns = self.c.end_ns.max(self.c.elapsed_ns);
-        self.seqs.close(&mut self.c.sequence_sizes);
-        self.c.request_sizes.fold_into(&mut self.c.device.sizes);
-        self.c.sequence_sizes.fold_into(&mut self.c.device.sequences);
+        for lane in &mut self.lanes {
+            lane.finish();
+            self.c.device.add(&lane.counts);
+            self.c.sched.add(&lane.sched_counts);
+        }
         // Unused prefetched and dirty blocks left in the cache.
         for (&key, st) in self.blocks.iter() {
             if st.flags & PREFETCHED != 0 {
@@ -692,7 +763,6 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 self.c.cache.dirty_at_end += 1;
             }
         }
-        self.c.sched.merges = self.sched.merges();
         let waiting = self.pending.len() - self.pending_free.len();
         if waiting > 0 {
             // Only a stage that took blocks and never completed them leaves requests waiting.
@@ -750,7 +820,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                     };
                     (f.id, false, self.pages.page_of(f.offset), size)
                 }
-                None => (r.device as u64, true, first, self.device_pages.unwrap_or_else(|| {
+                None => (r.device as u64, true, first, self.lanes[self.lane_index(r.device)].device_pages.unwrap_or_else(|| {
                     self.extents.get(&(true, r.device as u64)).copied().unwrap_or(u64::MAX)
                 })),
             };
@@ -1193,9 +1263,11 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     #[inline]
     fn sched_add(&mut self, r: IoRequest) {
-        self.c.sched.requests_in += 1;
-        self.sched.add(r, self.now);
-        self.sched_holds = true;
+        let l = self.lane_index(r.device);
+        let lane = &mut self.lanes[l];
+        lane.sched_counts.requests_in += 1;
+        lane.sched.add(r, self.now);
+        lane.holds = true;
     }
 
     /// Offers `r` to the block stage and carries out what it decided.
@@ -1258,17 +1330,32 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     #[inline]
     fn kick(&mut self) {
         // Nothing to hand over (the common case after a hit): no call at all.
-        if self.sched_holds && self.in_device_count < self.s.queue_depth {
-            self.dispatch_to_device();
+        if let [lane] = &self.lanes[..] {
+            if lane.holds && lane.in_device < self.s.queue_depth {
+                self.dispatch_to_device(0);
+            }
+        } else {
+            self.kick_lanes();
         }
     }
 
     #[inline(never)]
-    fn dispatch_to_device(&mut self) {
-        while self.in_device_count < self.s.queue_depth {
-            let Some(r) = self.sched.dispatch(self.now) else { break };
-            self.c.sched.requests_out += 1;
-            self.c.sched.blocks_out += r.blocks as u64;
+    fn kick_lanes(&mut self) {
+        for l in 0..self.lanes.len() {
+            let lane = &self.lanes[l];
+            if lane.holds && lane.in_device < self.s.queue_depth {
+                self.dispatch_to_device(l);
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn dispatch_to_device(&mut self, l: usize) {
+        while self.lanes[l].in_device < self.s.queue_depth {
+            let lane = &mut self.lanes[l];
+            let Some(r) = lane.sched.dispatch(self.now) else { break };
+            lane.sched_counts.requests_out += 1;
+            lane.sched_counts.blocks_out += r.blocks as u64;
             if self.observe[Boundary::Sched as usize] {
                 let q = self.as_request(&r, self.now);
                 self.notify(Boundary::Sched, &q);
@@ -1279,17 +1366,18 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 sector: r.block * self.sectors_per_block,
                 sectors: r.blocks as u64 * self.sectors_per_block,
             };
-            let service = if self.layers.is_empty() {
-                let s = self.device.service(&dreq, self.now);
-                self.device_served(&dreq, &s, r.pid);
+            let lane = &mut self.lanes[l];
+            let service = if lane.layers.is_empty() {
+                let s = lane.device.service(&dreq, self.now);
+                self.device_served(l, &dreq, &s, r.pid);
                 s
             } else {
-                let mut device = DeviceRef(&mut *self.device);
-                let mut below = Below { layers: &mut self.layers[..], device: &mut device, seen: &mut self.seen };
+                let mut device = DeviceRef(&mut *lane.device);
+                let mut below = Below { layers: &mut lane.layers[..], device: &mut device, seen: &mut self.seen };
                 let s = below.service(&dreq, self.now);
                 for i in 0..self.seen.len() {
                     let (q, s) = self.seen[i];
-                    self.device_served(&q, &s, r.pid);
+                    self.device_served(l, &q, &s, r.pid);
                 }
                 self.seen.clear();
                 s
@@ -1307,15 +1395,16 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                     (self.in_device.len() - 1) as u32
                 }
             };
-            self.in_device_count += 1;
+            self.lanes[l].in_device += 1;
             self.push(service.finish_ns.max(self.now), Kind::Done, slot);
         }
-        self.sched_holds = self.sched.queued() > 0;
-        if self.sched_holds && self.in_device_count < self.s.queue_depth {
-            if let Some(t) = self.sched.wake_at() {
-                if self.sched_wake_armed.map_or(true, |a| a > t) {
-                    self.sched_wake_armed = Some(t);
-                    self.push(t.max(self.now), Kind::SchedWake, 0);
+        let lane = &mut self.lanes[l];
+        lane.holds = lane.sched.queued() > 0;
+        if lane.holds && lane.in_device < self.s.queue_depth {
+            if let Some(t) = lane.sched.wake_at() {
+                if lane.wake_armed.map_or(true, |a| a > t) {
+                    lane.wake_armed = Some(t);
+                    self.push(t.max(self.now), Kind::SchedWake, l as u32);
                 }
             }
         }
@@ -1323,8 +1412,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     /// Accounts a request that reached the device.
     #[inline]
-    fn device_served(&mut self, q: &DeviceRequest, s: &Service, pid: u32) {
-        let d = &mut self.c.device;
+    fn device_served(&mut self, l: usize, q: &DeviceRequest, s: &Service, pid: u32) {
+        let lane = &mut self.lanes[l];
+        let d = &mut lane.counts;
         d.requests += 1;
         let blocks = q.sectors.div_ceil(self.sectors_per_block);
         if q.op.is_write() {
@@ -1338,8 +1428,8 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if s.cache_hit {
             d.cache_hits += 1;
         }
-        self.c.request_sizes.add(blocks);
-        self.seqs.push(q.device, q.op.is_write(), q.sector, q.sectors, blocks, &mut self.c.sequence_sizes);
+        lane.request_sizes.add(blocks);
+        lane.seqs.push(q.device, q.op.is_write(), q.sector, q.sectors, blocks, &mut lane.sequence_sizes);
         if self.observe[Boundary::Device as usize] {
             let r = Request { time_ns: s.start_ns, offset: q.sector * SECTOR, length: q.sectors * SECTOR, pid, device: q.device, op: q.op, file: None };
             self.notify(Boundary::Device, &r);
@@ -1351,8 +1441,10 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let (r, service) = self.in_device[slot as usize].take().expect("request in the device");
         self.c.end_ns = self.now;
         self.in_device_free.push(slot);
-        self.in_device_count -= 1;
-        self.sched.completed(&r, self.now);
+        let l = self.lane_index(r.device);
+        let lane = &mut self.lanes[l];
+        lane.in_device -= 1;
+        lane.sched.completed(&r, self.now);
         self.charge_process(&r);
         self.complete_blocks(&r);
         if let Some(stage) = self.stage.as_mut() {
@@ -1390,6 +1482,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     /// Every block in `r`'s range is complete: reads end their flight (a block evicted in
     /// flight is now simply not cached), and the references waiting for them wake.
+    #[inline]
     fn complete_blocks(&mut self, r: &IoRequest) {
         let write = r.op.is_write();
         for b in r.block..r.end() {

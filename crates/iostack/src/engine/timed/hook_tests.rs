@@ -100,7 +100,7 @@ fn engine(config: &StackConfig, prefetcher: Box<dyn Prefetcher>, sched: Box<dyn 
     };
     let policy = crate::cache::build(&config.policy, resolved.cache_blocks).unwrap();
     let device = crate::device::build(&config.device).unwrap();
-    Engine::new(settings, policy, prefetcher, sched, Vec::new(), device)
+    Engine::new(settings, policy, prefetcher, vec![super::engine::Lane::new(None, sched, Vec::new(), device, config.page_size)])
 }
 
 #[test]

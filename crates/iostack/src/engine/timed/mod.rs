@@ -30,7 +30,7 @@ mod report;
 pub use config::{FileSizes, Processes, Replay, Resolved, StackConfig, Think, WritePolicy};
 pub use engine::{Boundary, BoundaryObserver};
 pub use observers::{DumpObserver, ProbeObserver, SharedProbe};
-pub use report::{BlkCounts, BlkReport, BoundaryLocality, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, SchedCounts, TimedReport};
+pub use report::{BlkCounts, BlkReport, BoundaryLocality, DeviceReport, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, SchedCounts, TimedReport};
 
 use std::any::Any;
 use std::path::{Path, PathBuf};
@@ -47,7 +47,7 @@ use crate::layer::Layer;
 use crate::metrics::{Granularity, ProbeConfig};
 use crate::trace::background::BackgroundReader;
 use crate::trace::{Format, ReaderOptions, TraceReader};
-use engine::{Engine, EngineSettings};
+use engine::{Engine, EngineSettings, Lane};
 
 /// The engine of a stack, in one of three compiled forms: the default stack (LRU, Linux
 /// readahead, C-SCAN, a mechanical drive, no layers) with every component's calls compiled in;
@@ -83,6 +83,9 @@ macro_rules! downcast {
     }};
 }
 
+/// A device of the stack as built: the device id it serves, its scheduler, layers and model.
+type StackLane = (Option<u32>, Box<dyn Scheduler>, Vec<Box<dyn Layer>>, BuiltDevice);
+
 /// A timed stack built from a config, ready to run one trace.
 pub struct TimedRun {
     config: StackConfig,
@@ -95,13 +98,14 @@ pub struct TimedRun {
 impl TimedRun {
     /// Builds every component the config names; errors name the option at fault.
     pub fn new(config: &StackConfig) -> Result<TimedRun, ConfigError> {
-        let device = crate::device::build_model(&config.device)?;
+        let devices = config.devices()?.into_iter().map(|(id, spec)| Ok((id, crate::device::build_model(&spec)?))).collect::<Result<Vec<_>, ConfigError>>()?;
         let resolved = config.resolve()?;
         let policy = crate::cache::build(&config.policy, resolved.cache_blocks)?;
-        Self::assemble(config, policy, device)
+        Self::assemble(config, policy, devices)
     }
 
-    /// Builds the stack around a device the caller made (tests, custom models).
+    /// Builds the stack around a device the caller made (tests, custom models), serving every
+    /// device id of the trace.
     pub fn with_device(config: &StackConfig, device: Box<dyn Device>) -> Result<TimedRun, ConfigError> {
         let resolved = config.resolve()?;
         let policy = crate::cache::build(&config.policy, resolved.cache_blocks)?;
@@ -111,10 +115,19 @@ impl TimedRun {
     /// Builds the stack around a policy and a device the caller made; the config's `policy`
     /// and `device` are then only echoed.
     pub fn with_parts(config: &StackConfig, policy: Box<dyn crate::cache::Policy>, device: Box<dyn Device>) -> Result<TimedRun, ConfigError> {
-        Self::assemble(config, policy, BuiltDevice::Other(device))
+        Self::assemble(config, policy, vec![(None, BuiltDevice::Other(device))])
     }
 
-    fn assemble(config: &StackConfig, policy: Box<dyn crate::cache::Policy>, device: BuiltDevice) -> Result<TimedRun, ConfigError> {
+    /// Builds the stack around a policy and devices the caller made, each serving the trace's
+    /// device id given with it (`None`: every id; then it must be the only device).
+    pub fn with_devices(config: &StackConfig, policy: Box<dyn crate::cache::Policy>, devices: Vec<(Option<u32>, Box<dyn Device>)>) -> Result<TimedRun, ConfigError> {
+        if devices.is_empty() || (devices.len() > 1 && devices.iter().any(|(id, _)| id.is_none())) {
+            return Err(ConfigError::new("--device", "give one device for every device id, or one for each device id of the trace"));
+        }
+        Self::assemble(config, policy, devices.into_iter().map(|(id, d)| (id, BuiltDevice::Other(d))).collect())
+    }
+
+    fn assemble(config: &StackConfig, policy: Box<dyn crate::cache::Policy>, devices: Vec<(Option<u32>, BuiltDevice)>) -> Result<TimedRun, ConfigError> {
         let resolved = config.resolve()?;
         if policy.needs_future() {
             return Err(ConfigError::new(
@@ -123,11 +136,15 @@ impl TimedRun {
             ));
         }
         let prefetcher = crate::prefetch::build(&config.prefetch, config.page_size)?;
-        let sched = crate::sched::build(&config.sched, crate::sched::SchedLimits { max_blocks: resolved.max_request_blocks })?;
-        let layers: Vec<Box<dyn Layer>> = match config.layers.first() {
-            None => Vec::new(),
-            Some(l) => return Err(ConfigError::unknown("--layer", "layer", l, &[])),
-        };
+        if let Some(l) = config.layers.first() {
+            return Err(ConfigError::unknown("--layer", "layer", l, &[]));
+        }
+        // Each device has its own scheduler (and would have its own layers).
+        let mut lanes = Vec::with_capacity(devices.len());
+        for (id, device) in devices {
+            let sched = crate::sched::build(&config.sched, crate::sched::SchedLimits { max_blocks: resolved.max_request_blocks })?;
+            lanes.push((id, sched, Vec::<Box<dyn Layer>>::new(), device));
+        }
         let settings = EngineSettings {
             page_size: config.page_size,
             queue_depth: config.queue_depth,
@@ -136,7 +153,7 @@ impl TimedRun {
             processes: config.processes,
             resolved,
         };
-        let mut engine = Self::engine(settings, policy, prefetcher, sched, layers, device);
+        let mut engine = Self::engine(settings, policy, prefetcher, lanes);
         let probes = config.locality.then(|| {
             Boundary::ALL.map(|b| {
                 let probe = SharedProbe::new(ProbeConfig { granularity: Granularity::Bytes(config.page_size), ..Default::default() });
@@ -148,21 +165,20 @@ impl TimedRun {
     }
 
     /// The engine in the most compiled form the components allow.
-    fn engine(
-        settings: EngineSettings,
-        policy: Box<dyn crate::cache::Policy>,
-        prefetcher: Box<dyn Prefetcher>,
-        sched: Box<dyn Scheduler>,
-        layers: Vec<Box<dyn Layer>>,
-        device: BuiltDevice,
-    ) -> StackEngine {
+    fn engine(settings: EngineSettings, policy: Box<dyn crate::cache::Policy>, prefetcher: Box<dyn Prefetcher>, mut lanes: Vec<StackLane>) -> StackEngine {
+        let ps = settings.page_size;
+        let dyn_lanes = |lanes: Vec<StackLane>| lanes.into_iter().map(|(id, sched, layers, device)| Lane::new(id, sched, layers, device.into_dyn(), ps)).collect::<Vec<_>>();
         let policy = match downcast!(policy, Lru) {
             Ok(lru) => lru,
-            Err(other) => return StackEngine::Any(Box::new(Engine::new(settings, other, prefetcher, sched, layers, device.into_dyn()))),
+            Err(other) => return StackEngine::Any(Box::new(Engine::new(settings, other, prefetcher, dyn_lanes(lanes)))),
         };
+        if lanes.len() > 1 {
+            return StackEngine::Lru(Box::new(Engine::new(settings, policy, prefetcher, dyn_lanes(lanes))));
+        }
+        let (id, sched, layers, device) = lanes.pop().expect("a device");
         match (downcast!(prefetcher, LinuxReadahead), downcast!(sched, CScan), device) {
             (Ok(prefetcher), Ok(sched), BuiltDevice::Hdd(hdd)) if layers.is_empty() => {
-                StackEngine::Default(Box::new(Engine::new(settings, policy, prefetcher, sched, layers, hdd)))
+                StackEngine::Default(Box::new(Engine::new(settings, policy, prefetcher, vec![Lane::new(id, sched, layers, hdd, ps)])))
             }
             (prefetcher, sched, device) => {
                 // Back behind trait objects, whichever way the downcasts went.
@@ -174,7 +190,7 @@ impl TimedRun {
                     Ok(s) => s,
                     Err(s) => s,
                 };
-                StackEngine::Lru(Box::new(Engine::new(settings, policy, prefetcher, sched, layers, device.into_dyn())))
+                StackEngine::Lru(Box::new(Engine::new(settings, policy, prefetcher, vec![Lane::new(id, sched, layers, device.into_dyn(), ps)])))
             }
         }
     }
@@ -194,7 +210,8 @@ impl TimedRun {
     /// pass could learn nothing, because the trace names no files (`carries_files`) and the
     /// device's capacity already sizes the raw device.
     pub fn wants_extents(&self, carries_files: bool) -> bool {
-        let (prefetches, device_sized) = with_engine!(&self.engine, e => (e.prefetcher().name() != "none", e.device().capacity_sectors().is_some()));
+        let (prefetches, device_sized) =
+            with_engine!(&self.engine, e => (e.prefetcher().name() != "none", e.lanes().iter().all(|l| l.device.capacity_sectors().is_some())));
         self.config.file_sizes == FileSizes::Infer && prefetches && (carries_files || !device_sized)
     }
 
@@ -252,14 +269,26 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
             probes.insert(b.name().to_string(), v);
         }
     }
+    let lanes = e.lanes();
+    let (device, device_parameters) = match lanes {
+        [one] if one.id.is_none() => (serde_json::Value::String(one.device.name()), one.device.parameters()),
+        _ => (
+            serde_json::Value::String(lanes.iter().map(|l| format!("{}={}", l.id.unwrap_or(0), l.device.name())).collect::<Vec<_>>().join(",")),
+            lanes.iter().map(|l| (l.id.unwrap_or(0).to_string(), l.device.parameters())).collect::<serde_json::Map<_, _>>().into(),
+        ),
+    };
+    let devices = lanes
+        .iter()
+        .map(|l| DeviceReport { id: l.id, model: l.device.name(), sched: l.sched.name(), counts: l.counts.clone(), scheduler: l.sched_counts.clone() })
+        .collect();
     let mut resolved = serde_json::json!({
         "policy": e.policy().name(),
         "cache": format!("{} blocks of {} bytes", config.resolve().map(|r| r.cache_blocks).unwrap_or(0), config.page_size),
         "prefetch": e.prefetcher().name(),
-        "sched": e.scheduler().name(),
-        "layers": e.layers().iter().map(|l| l.name()).collect::<Vec<_>>(),
-        "device": e.device().name(),
-        "device_parameters": e.device().parameters(),
+        "sched": lanes[0].sched.name(),
+        "layers": lanes[0].layers.iter().map(|l| l.name()).collect::<Vec<_>>(),
+        "device": device,
+        "device_parameters": device_parameters,
         "replay": match config.replay { Replay::Closed => format!("closed, think {}", config.think), Replay::Open => "open".to_string() },
     });
     let blk = e.stage().map(|st| {
@@ -280,6 +309,7 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         cache: c.cache.clone(),
         sched: c.sched.clone(),
         device: c.device.clone(),
+        devices,
         response: c.response.summary(),
         blk,
         processes: e.process_reports(),

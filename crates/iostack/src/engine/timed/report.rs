@@ -180,6 +180,50 @@ pub struct DeviceCounts {
     pub sequences: BTreeMap<u64, u64>,
 }
 
+impl SchedCounts {
+    pub(crate) fn add(&mut self, o: &SchedCounts) {
+        self.requests_in += o.requests_in;
+        self.merges += o.merges;
+        self.requests_out += o.requests_out;
+        self.blocks_out += o.blocks_out;
+    }
+}
+
+impl DeviceCounts {
+    pub(crate) fn add(&mut self, o: &DeviceCounts) {
+        self.requests += o.requests;
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.blocks_read += o.blocks_read;
+        self.blocks_written += o.blocks_written;
+        self.busy_ns += o.busy_ns;
+        self.cache_hits += o.cache_hits;
+        for (&k, &v) in &o.sizes {
+            *self.sizes.entry(k).or_default() += v;
+        }
+        for (&k, &v) in &o.sequences {
+            *self.sequences.entry(k).or_default() += v;
+        }
+    }
+}
+
+/// One device of the stack (see `--device`): what it served, and its scheduler's counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceReport {
+    /// The trace's device id it serves; `null`: every id (one device for the whole trace).
+    pub id: Option<u32>,
+    /// The device model with its preset, e.g. `hdd:wd7200`.
+    pub model: String,
+    /// Its scheduler (each device has its own instance).
+    pub sched: String,
+    /// Requests, reads, writes, blocks, busy time, drive-cache hits, sizes and sequences, as in
+    /// the report's `device`.
+    #[serde(flatten)]
+    pub counts: DeviceCounts,
+    /// Its scheduler's requests in, merges, requests out, blocks out, as in the report's `sched`.
+    pub scheduler: SchedCounts,
+}
+
 /// What the block stage did (see [`crate::blk`]).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct BlkCounts {
@@ -322,6 +366,9 @@ pub struct TimedReport {
     pub cache: CacheCounts,
     pub sched: SchedCounts,
     pub device: DeviceCounts,
+    /// Each device of the stack (one, serving every device id, unless `device` maps ids to
+    /// devices); `device` and `sched` above are their sums.
+    pub devices: Vec<DeviceReport>,
     pub response: Percentiles,
     /// The block stage between the page cache and the scheduler (absent without one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
