@@ -16,7 +16,7 @@ fn drain(s: &mut dyn Scheduler, now: u64) -> Vec<u64> {
 }
 
 fn sched(spec: &str) -> Box<dyn Scheduler> {
-    build(spec, SchedLimits { max_blocks: 128 }).unwrap()
+    build(spec, SchedLimits::new(128, 4096)).unwrap()
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn batch_sorts_each_batch() {
 
 #[test]
 fn unknown_scheduler_lists_valid_ones() {
-    let e = build("elevatorz", SchedLimits { max_blocks: 8 }).err().unwrap().to_string();
+    let e = build("elevatorz", SchedLimits::new(8, 4096)).err().unwrap().to_string();
     assert!(e.contains("cscan") && e.contains("deadline"), "{e}");
-    assert!(build("batch:b=0", SchedLimits { max_blocks: 8 }).is_err());
+    assert!(build("batch:b=0", SchedLimits::new(8, 4096)).is_err());
 }

@@ -121,7 +121,7 @@ impl TimedRun {
             ));
         }
         let prefetcher = crate::prefetch::build(&config.prefetch, config.page_size)?;
-        let sched = crate::sched::build(&config.sched, crate::sched::SchedLimits { max_blocks: resolved.max_request_blocks })?;
+        let sched = crate::sched::build(&config.sched, crate::sched::SchedLimits::new(resolved.max_request_blocks, config.page_size))?;
         let layers: Vec<Box<dyn Layer>> = match config.layers.first() {
             None => Vec::new(),
             Some(l) => return Err(ConfigError::unknown("--layer", "layer", l, &[])),
