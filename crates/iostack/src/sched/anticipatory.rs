@@ -520,9 +520,7 @@ mod tests {
     use crate::sched::Cause;
     use crate::trace::Op;
 
-    fn rd(pid: u32, block: u64, t: u64) -> IoRequest {
-        IoRequest { op: Op::Read, device: 0, block, blocks: 1, sync: true, cause: Cause::Demand, arrival_ns: t, pid }
-    }
+    use crate::sched::{serve_one, test_read as rd};
 
     fn wr(block: u64, t: u64) -> IoRequest {
         IoRequest { op: Op::Write, device: 0, block, blocks: 1, sync: false, cause: Cause::Writeback, arrival_ns: t, pid: 9 }
@@ -533,9 +531,7 @@ mod tests {
     }
 
     fn serve(s: &mut Anticipatory, now: u64, service: u64) -> Option<(IoRequest, u64)> {
-        let r = s.dispatch(now)?;
-        s.completed(&r, now + service);
-        Some((r, now + service))
+        serve_one(s, now, service)
     }
 
     /// Process 1 read block 100 (completing at 1 ms); process 2's read far away is queued.
@@ -628,21 +624,10 @@ mod tests {
         assert!(runs[1].1 > 14, "{runs:?}");
     }
 
-    /// Where process 2's read, queued at 1 ms 512 MiB+ behind process 1's queued run, is served.
+    /// Where process 2's read, queued at 1 ms more than 512 MiB behind a queued run of 40 reads
+    /// of process 1, is served.
     fn position_of_far_read(p: AsParams) -> usize {
-        let mut s = sched(p);
-        s.add(rd(1, 400_000, 0), 0);
-        let (_, t) = serve(&mut s, 0, MS).unwrap();
-        s.add(rd(2, 10, t), t);
-        for i in 1..=40 {
-            s.add(rd(1, 400_000 + 2 * i, t), t);
-        }
-        let mut order = Vec::new();
-        for (r, _) in crate::sched::serve_all(&mut s, t, 10 * MS) {
-            order.push(r.block);
-        }
-        assert_eq!(order.len(), 41);
-        order.iter().position(|&b| b == 10).unwrap()
+        crate::sched::far_read_position(&mut sched(p), 2, 400_000, 40)
     }
 
     #[test]

@@ -557,19 +557,14 @@ mod tests {
         SchedLimits::new(128, 4096)
     }
 
-    fn rd(pid: u32, block: u64, t: u64) -> IoRequest {
-        IoRequest { op: Op::Read, device: 0, block, blocks: 1, sync: true, cause: Cause::Demand, arrival_ns: t, pid }
-    }
+    use crate::sched::{serve_one, test_read as rd};
 
     fn cfq(p: CfqParams) -> Cfq {
         Cfq::new(limits(), p)
     }
 
-    /// Dispatches one request and completes it `service` later; returns it and the time.
     fn serve(s: &mut Cfq, now: u64, service: u64) -> Option<(IoRequest, u64)> {
-        let r = s.dispatch(now)?;
-        s.completed(&r, now + service);
-        Some((r, now + service))
+        serve_one(s, now, service)
     }
 
     #[test]
@@ -630,22 +625,10 @@ mod tests {
         assert_eq!(s.dispatch(t).unwrap().pid, 2);
     }
 
-    /// Where block 10 comes in the order when it is queued far behind a sequential run of its
-    /// own process (more than back_seek_max behind the head, so the elevator leaves it last).
+    /// Where process 1's own read at block 10, queued far behind (more than back_seek_max) a
+    /// sequential run of 20 of its reads, is served.
     fn position_of_far_request(p: CfqParams) -> usize {
-        let mut s = cfq(p);
-        s.add(rd(1, 200_000, 0), 0);
-        let (_, t) = serve(&mut s, 0, MS).unwrap();
-        s.add(rd(1, 10, t), t);
-        for i in 1..=20 {
-            s.add(rd(1, 200_000 + 2 * i, t), t);
-        }
-        let mut order = Vec::new();
-        for (r, _) in crate::sched::serve_all(&mut s, t, 10 * MS) {
-            order.push(r.block);
-        }
-        assert_eq!(order.len(), 21);
-        order.iter().position(|&b| b == 10).unwrap()
+        crate::sched::far_read_position(&mut cfq(p), 1, 200_000, 20)
     }
 
     #[test]

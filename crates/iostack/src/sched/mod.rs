@@ -218,6 +218,37 @@ pub fn duration_text(ns: u64) -> String {
     format!("{ns}ns")
 }
 
+/// Test helper: a one-block synchronous demand read of `pid` at `block`, arriving at `t`.
+#[cfg(test)]
+pub(crate) fn test_read(pid: u32, block: u64, t: u64) -> IoRequest {
+    IoRequest { op: Op::Read, device: 0, block, blocks: 1, sync: true, cause: Cause::Demand, arrival_ns: t, pid }
+}
+
+/// Test helper: dispatches one request at `now` and completes it `service` later; returns it
+/// and the completion time.
+#[cfg(test)]
+pub(crate) fn serve_one(s: &mut dyn Scheduler, now: u64, service: u64) -> Option<(IoRequest, u64)> {
+    let r = s.dispatch(now)?;
+    s.completed(&r, now + service);
+    Some((r, now + service))
+}
+
+/// Test helper for FIFO expiry: process 1 reads block `start` (1 ms); then a read of `far_pid`
+/// at block 10, far behind, and `n` reads of process 1 ahead (every other block from `start`)
+/// are queued; served at 10 ms each, where block 10 comes in the order.
+#[cfg(test)]
+pub(crate) fn far_read_position(s: &mut dyn Scheduler, far_pid: u32, start: u64, n: u64) -> usize {
+    s.add(test_read(1, start, 0), 0);
+    let (_, t) = serve_one(s, 0, 1_000_000).unwrap();
+    s.add(test_read(far_pid, 10, t), t);
+    for i in 1..=n {
+        s.add(test_read(1, start + 2 * i, t), t);
+    }
+    let order: Vec<u64> = serve_all(s, t, 10_000_000).into_iter().map(|(r, _)| r.block).collect();
+    assert_eq!(order.len() as u64, n + 1);
+    order.iter().position(|&b| b == 10).unwrap()
+}
+
 /// Test helper: a device that serves one request at a time, each taking `service` ns, from
 /// `start` until the scheduler is empty, following its holds; every request with the time it
 /// was dispatched.
