@@ -86,25 +86,32 @@ impl std::fmt::Display for Size {
     }
 }
 
-/// Parses a duration: `9.5ms`, `120us`, `3s`, `250ns`; a plain number is nanoseconds.
-pub fn parse_duration_ns(option: &str, text: &str) -> Result<u64, ConfigError> {
+/// Parses a duration with its unit (`9.5ms`, `120us`, `3s`, `250ns`), in nanoseconds as f64. A
+/// bare number is an error naming `option`: it could be any unit.
+pub fn parse_duration(option: &str, text: &str) -> Result<f64, ConfigError> {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let mult = match unit.trim() {
-        "" | "ns" => 1.0,
+        "ns" => 1.0,
         "us" | "µs" => 1e3,
         "ms" => 1e6,
         "s" => 1e9,
+        "" => return Err(ConfigError::new(option, format!("`{text}` needs a time unit (e.g. {t}ms; valid: ns, us, ms, s)"))),
         other => {
             return Err(ConfigError::new(option, format!("unknown time unit `{other}` in `{text}` (valid: ns, us, ms, s)")))
         }
     };
-    let x: f64 = num
-        .parse()
-        .map_err(|_| ConfigError::new(option, format!("`{text}` is not a duration (expected e.g. 9.5ms)")))?;
-    let ns = (x * mult).round();
-    if !ns.is_finite() || ns < 0.0 || ns > u64::MAX as f64 {
+    match num.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x * mult),
+        _ => Err(ConfigError::new(option, format!("`{text}` is not a duration (expected e.g. 9.5ms)"))),
+    }
+}
+
+/// Parses a duration with its unit (see [`parse_duration`]), in whole nanoseconds.
+pub fn parse_duration_ns(option: &str, text: &str) -> Result<u64, ConfigError> {
+    let ns = parse_duration(option, text)?.round();
+    if ns > u64::MAX as f64 {
         return Err(ConfigError::new(option, format!("`{text}` is out of range")));
     }
     Ok(ns as u64)
@@ -130,7 +137,10 @@ mod tests {
     fn durations() {
         assert_eq!(parse_duration_ns("d", "9.5ms").unwrap(), 9_500_000);
         assert_eq!(parse_duration_ns("d", "120us").unwrap(), 120_000);
-        assert_eq!(parse_duration_ns("d", "7").unwrap(), 7);
+        assert_eq!(parse_duration_ns("d", "7ns").unwrap(), 7);
         assert!(parse_duration_ns("d", "3 weeks").is_err());
+        // A bare number could be any unit: an error naming the option.
+        let e = parse_duration_ns("--think", "7").unwrap_err().to_string();
+        assert!(e.contains("--think") && e.contains("needs a time unit"), "{e}");
     }
 }

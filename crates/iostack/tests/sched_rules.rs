@@ -16,7 +16,7 @@ fn drain(s: &mut dyn Scheduler, now: u64) -> Vec<u64> {
 }
 
 fn sched(spec: &str) -> Box<dyn Scheduler> {
-    build(spec, SchedLimits { max_blocks: 128 }).unwrap()
+    build(spec, SchedLimits::new(128, 4096)).unwrap()
 }
 
 #[test]
@@ -86,7 +86,50 @@ fn batch_sorts_each_batch() {
 
 #[test]
 fn unknown_scheduler_lists_valid_ones() {
-    let e = build("elevatorz", SchedLimits { max_blocks: 8 }).err().unwrap().to_string();
+    let e = build("elevatorz", SchedLimits::new(8, 4096)).err().unwrap().to_string();
     assert!(e.contains("cscan") && e.contains("deadline"), "{e}");
-    assert!(build("batch:b=0", SchedLimits { max_blocks: 8 }).is_err());
+    assert!(build("batch:b=0", SchedLimits::new(8, 4096)).is_err());
+}
+
+#[test]
+fn names_spell_out_every_parameter_and_build_the_same_scheduler() {
+    for spec in [
+        "noop",
+        "cfq",
+        "cfq:quantum=8,slice_idle=0ms,merge=process,plug=5ms/8",
+        "as",
+        "anticipatory:antic_expire=2ms,read_batch_expire=1s",
+        "noop:plug=on",
+        "deadline:read_expire=100ms,merge=process",
+        "batch:8,merge=process",
+    ] {
+        let name = sched(spec).name();
+        assert_eq!(sched(&name).name(), name, "{spec}");
+    }
+    assert_eq!(
+        sched("cfq").name(),
+        "cfq:quantum=4,fifo_expire_sync=125ms,fifo_expire_async=250ms,slice_sync=100ms,slice_async=40ms,\
+slice_async_rq=2,slice_idle=8ms,back_seek_max=16384KiB,back_seek_penalty=2"
+    );
+    assert_eq!(
+        sched("as").name(),
+        "anticipatory:read_expire=125ms,write_expire=250ms,read_batch_expire=500ms,write_batch_expire=125ms,antic_expire=6ms"
+    );
+}
+
+#[test]
+fn bad_scheduler_parameters_are_errors_naming_them() {
+    for (spec, names) in [
+        ("cfq:slice_idle=8", "cfq.slice_idle"),
+        ("as:antic_expire=6", "--sched as.antic_expire"),
+        ("deadline:read_expire=500", "deadline.read_expire"),
+        ("cfq:quantum=0", "cfq.quantum"),
+        ("cfq:slice_sync=0ms", "cfq.slice_sync"),
+        ("cfq:slices=2", "cfq.slices"),
+        ("noop:merge=some", "noop.merge"),
+        ("noop:plug=3/4", "noop.plug"),
+    ] {
+        let e = build(spec, SchedLimits::new(128, 4096)).err().unwrap_or_else(|| panic!("{spec} accepted")).to_string();
+        assert!(e.contains(names), "{spec}: {e}");
+    }
 }

@@ -35,7 +35,8 @@ pub struct Args {
     /// Prefetcher: `none`, `obl`, `pm:N`, `pa:N`, `linux[:max=128KiB]`.
     #[arg(long)]
     pub prefetch: Option<String>,
-    /// I/O scheduler: `noop`, `cscan`, `sstf`, `deadline`, `batch:B`.
+    /// I/O scheduler: `noop`, `cscan`, `sstf`, `deadline`, `batch:B`, `cfq`, `anticipatory` (`as`),
+    /// with parameters as `NAME:key=value,...`; any takes `merge=process` and `plug=on`.
     #[arg(long)]
     pub sched: Option<String>,
     /// Device spec, e.g. `hdd:st3400620as`, `ssd:x25m`, `fixed:9.5ms`, for every device id of

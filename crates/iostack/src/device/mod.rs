@@ -252,24 +252,7 @@ impl Spec {
     }
 }
 
-/// Parses a duration that must carry a unit (`9.5ms`, `120us`, `1s`, `800ns`); nanoseconds as f64.
-pub fn parse_duration(option: &str, text: &str) -> Result<f64, ConfigError> {
-    let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let mult = match unit.trim() {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        "" => return Err(ConfigError::new(option, format!("`{text}` needs a time unit (e.g. 8.9ms, 65us)"))),
-        other => return Err(ConfigError::new(option, format!("unknown time unit `{other}` in `{text}` (valid: ns, us, ms, s)"))),
-    };
-    match num.parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x * mult),
-        _ => Err(ConfigError::new(option, format!("`{text}` is not a duration (e.g. 9.5ms)"))),
-    }
-}
+pub use crate::units::parse_duration;
 
 /// Round a model's internal f64 time (ns) to the u64 the trait returns, never before `floor`.
 #[inline]

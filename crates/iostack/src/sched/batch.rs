@@ -27,13 +27,13 @@ pub struct Batch {
 
 impl Batch {
     pub fn new(limits: SchedLimits, b: usize) -> Self {
-        Batch { queue: RequestQueue::new(limits.max_blocks), b, batch: Vec::with_capacity(b) }
+        Batch { queue: RequestQueue::with_limits(&limits), b, batch: Vec::with_capacity(b) }
     }
 }
 
 impl Scheduler for Batch {
     fn name(&self) -> String {
-        format!("batch:b={}", self.b)
+        super::with_merge_scope(format!("batch:b={}", self.b), self.queue.per_process())
     }
     fn add(&mut self, req: IoRequest, _now_ns: u64) {
         self.queue.add(req);

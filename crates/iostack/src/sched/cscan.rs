@@ -23,13 +23,13 @@ pub struct CScan {
 
 impl CScan {
     pub fn new(limits: SchedLimits) -> Self {
-        CScan { queue: RequestQueue::new(limits.max_blocks), head: Head::default() }
+        CScan { queue: RequestQueue::with_limits(&limits), head: Head::default() }
     }
 }
 
 impl Scheduler for CScan {
     fn name(&self) -> String {
-        "cscan".into()
+        super::with_merge_scope("cscan".into(), self.queue.per_process())
     }
     fn add(&mut self, req: IoRequest, _now_ns: u64) {
         self.queue.add(req);

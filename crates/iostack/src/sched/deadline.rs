@@ -42,7 +42,7 @@ pub struct Deadline {
 impl Deadline {
     pub fn new(limits: SchedLimits, read_expire: u64, write_expire: u64, fifo_batch: u32, writes_starved: u32) -> Self {
         Deadline {
-            queues: [RequestQueue::new(limits.max_blocks), RequestQueue::new(limits.max_blocks)],
+            queues: [RequestQueue::with_limits(&limits), RequestQueue::with_limits(&limits)],
             expire: [read_expire, write_expire],
             next: [Head::default(); 2],
             fifo_batch,
@@ -64,10 +64,11 @@ impl Deadline {
 
 impl Scheduler for Deadline {
     fn name(&self) -> String {
-        format!(
+        let base = format!(
             "deadline:read_expire={}ns,write_expire={}ns,fifo_batch={},writes_starved={}",
             self.expire[0], self.expire[1], self.fifo_batch, self.writes_starved
-        )
+        );
+        super::with_merge_scope(base, self.queues[0].per_process())
     }
     fn add(&mut self, req: IoRequest, _now_ns: u64) {
         self.queues[req.op.is_write() as usize].add(req);

@@ -12,17 +12,28 @@
 //! - [`deadline`]: Linux `mq-deadline`'s rules: sorted per direction, FIFO expiry 500 ms (reads)
 //!   and 5 s (writes), reads preferred, writes starved at most twice.
 //! - [`batch`]: ACFS limited batch scheduling: take up to B requests, serve them in LBN order.
+//! - [`cfq`]: Linux 2.6.2x CFQ: per-process queues served round robin in time slices, idling on
+//!   an emptied synchronous queue for that process's next request.
+//! - [`anticipatory`]: Linux 2.6.2x anticipatory scheduler: deadline-like batches of reads and
+//!   writes, waiting after a synchronous read for a nearby request of the same process.
 //!
 //! All of them share [`queue::RequestQueue`], which does the merging and answers the questions
-//! by block position and by arrival, so a scheduler is only its choice rule.
+//! by block position and by arrival, so a scheduler is only its choice rule. Two options apply
+//! to every scheduler (see [`build`]): `merge=process` merges only requests of one process, and
+//! `plug=on` wraps the scheduler in Linux's queue plugging ([`plug`]).
 
 use crate::error::ConfigError;
 use crate::trace::Op;
 
+pub mod anticipatory;
 pub mod batch;
+pub mod cfq;
 pub mod cscan;
 pub mod deadline;
+pub mod elevator;
+pub mod history;
 pub mod noop;
+pub mod plug;
 pub mod queue;
 pub mod spec;
 pub mod sstf;
@@ -70,13 +81,17 @@ impl IoRequest {
 ///
 /// Contract: the engine calls [`Scheduler::add`] for every request leaving the page cache (in
 /// time order) and [`Scheduler::dispatch`] whenever the device can take a request, repeatedly
-/// until it answers `None`. A scheduler MUST return every request it was given exactly once
+/// until it answers `None`, and [`Scheduler::completed`] when the device finishes a request the
+/// scheduler dispatched. A scheduler MUST return every request it was given exactly once
 /// (merged requests count as their parts: the dispatched request covers exactly the union of
 /// the blocks of its parts), never merge requests of different direction or device or beyond
-/// the maximum merged size it was built with, and be deterministic. `dispatch` may hold
-/// requests back (answer `None` with requests queued) only if it names, through
-/// [`Scheduler::wake_at`], a time at which it will dispatch them without further input. With
-/// nothing queued (`queued() == 0`) `dispatch` answers `None`, and the engine does not ask.
+/// the maximum merged size it was built with (nor of different processes when built with
+/// [`MergeScope::Process`]), and be deterministic. `dispatch` may hold requests back (answer
+/// `None` with requests queued) only if it names, through [`Scheduler::wake_at`], a time at
+/// which it will dispatch them without further input, or while a request it dispatched is still
+/// in the device (its completion is the input it waits for: CFQ waiting for its active queue's
+/// requests, anticipation waiting for the read it anticipates after). With nothing queued
+/// (`queued() == 0`) `dispatch` answers `None`, and the engine does not ask.
 pub trait Scheduler: std::any::Any + Send {
     /// Name with parameters, e.g. `batch:b=16`.
     fn name(&self) -> String;
@@ -110,6 +125,31 @@ pub trait Scheduler: std::any::Any + Send {
 pub struct SchedLimits {
     /// Largest merged request, in blocks.
     pub max_blocks: u32,
+    /// Bytes per block (the page size), for parameters given in bytes or sectors.
+    pub block_bytes: u64,
+    /// Whose requests may merge (the `merge` option; set by [`build`]).
+    pub merge: MergeScope,
+}
+
+impl SchedLimits {
+    /// Limits merging any processes' requests up to `max_blocks` blocks of `block_bytes`.
+    pub fn new(max_blocks: u32, block_bytes: u64) -> SchedLimits {
+        SchedLimits { max_blocks, block_bytes, merge: MergeScope::All }
+    }
+
+    /// A block count as 512-byte sectors (the unit of Linux's seek heuristics).
+    pub fn sectors(&self, blocks: u64) -> u64 {
+        blocks.saturating_mul(self.block_bytes / 512)
+    }
+}
+
+/// Which queued requests a new request may merge with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeScope {
+    /// Any process's (Linux's noop, deadline and anticipatory elevators).
+    All,
+    /// Only the same process's (as CFQ, whose queues are per process).
+    Process,
 }
 
 /// A scheduler's entry in the registry.
@@ -121,11 +161,15 @@ pub struct SchedInfo {
 }
 
 /// Every scheduler iostack has.
-pub static SCHEDULERS: &[SchedInfo] = &[noop::INFO, cscan::INFO, sstf::INFO, deadline::INFO, batch::INFO];
+pub static SCHEDULERS: &[SchedInfo] =
+    &[noop::INFO, cscan::INFO, sstf::INFO, deadline::INFO, batch::INFO, cfq::INFO, anticipatory::INFO];
 
 /// Builds a scheduler from a spec such as `cscan`, `deadline:read_expire=100ms` or `batch:16`
-/// (a bare value is the scheduler's main parameter).
-pub fn build(spec: &str, limits: SchedLimits) -> Result<Box<dyn Scheduler>, ConfigError> {
+/// (a bare value is the scheduler's main parameter). Every scheduler also takes `merge=all`
+/// (default; `merge=process` merges only requests of one process; CFQ's queues are per process
+/// already) and `plug=off` (default; `plug=on` plugs the queue as Linux 2.6 does, unplugging after
+/// 3 ms or at 4 queued requests; `plug=DELAY/COUNT` sets both, e.g. `plug=5ms/8`).
+pub fn build(spec: &str, mut limits: SchedLimits) -> Result<Box<dyn Scheduler>, ConfigError> {
     let mut spec = ComponentSpec::parse("--sched", spec, &[("batch", "b")])?;
     let info = SCHEDULERS
         .iter()
@@ -137,9 +181,90 @@ pub fn build(spec: &str, limits: SchedLimits) -> Result<Box<dyn Scheduler>, Conf
     if limits.max_blocks == 0 {
         return Err(ConfigError::new("--max-request", "the maximum request size must be at least one page"));
     }
-    let s = (info.build)(limits, &mut spec)?;
+    limits.merge = match spec.text("merge").as_deref() {
+        None | Some("all") => MergeScope::All,
+        Some("process") => MergeScope::Process,
+        Some(v) => return Err(spec.error("merge", format!("`{v}` is not `all` or `process`"))),
+    };
+    let plugging = plug::PlugSettings::from_spec(&mut spec)?;
+    let mut s = (info.build)(limits, &mut spec)?;
     spec.finish()?;
+    if let Some(p) = plugging {
+        s = Box::new(plug::Plug::new(s, p));
+    }
     Ok(s)
 }
 
 pub use spec::ComponentSpec;
+
+/// `base` (a scheduler's name with its parameters) with `merge=process` appended when the
+/// scheduler merges per process, so that the name given back is a spec that builds it again.
+pub fn with_merge_scope(base: String, per_process: bool) -> String {
+    if !per_process {
+        return base;
+    }
+    let sep = if base.contains(':') { ',' } else { ':' };
+    format!("{base}{sep}merge=process")
+}
+
+/// A duration in ns as the shortest exact text with a unit (`125ms`, `2500us`, `7ns`), for
+/// scheduler names that can be given back as specs.
+pub fn duration_text(ns: u64) -> String {
+    for (unit, per) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("us", 1_000)] {
+        if ns != 0 && ns % per == 0 {
+            return format!("{}{unit}", ns / per);
+        }
+    }
+    format!("{ns}ns")
+}
+
+/// Test helper: a one-block synchronous demand read of `pid` at `block`, arriving at `t`.
+#[cfg(test)]
+pub(crate) fn test_read(pid: u32, block: u64, t: u64) -> IoRequest {
+    IoRequest { op: Op::Read, device: 0, block, blocks: 1, sync: true, cause: Cause::Demand, arrival_ns: t, pid }
+}
+
+/// Test helper: dispatches one request at `now` and completes it `service` later; returns it
+/// and the completion time.
+#[cfg(test)]
+pub(crate) fn serve_one(s: &mut dyn Scheduler, now: u64, service: u64) -> Option<(IoRequest, u64)> {
+    let r = s.dispatch(now)?;
+    s.completed(&r, now + service);
+    Some((r, now + service))
+}
+
+/// Test helper for FIFO expiry: process 1 reads block `start` (1 ms); then a read of `far_pid`
+/// at block 10, far behind, and `n` reads of process 1 ahead (every other block from `start`)
+/// are queued; served at 10 ms each, where block 10 comes in the order.
+#[cfg(test)]
+pub(crate) fn far_read_position(s: &mut dyn Scheduler, far_pid: u32, start: u64, n: u64) -> usize {
+    s.add(test_read(1, start, 0), 0);
+    let (_, t) = serve_one(s, 0, 1_000_000).unwrap();
+    s.add(test_read(far_pid, 10, t), t);
+    for i in 1..=n {
+        s.add(test_read(1, start + 2 * i, t), t);
+    }
+    let order: Vec<u64> = serve_all(s, t, 10_000_000).into_iter().map(|(r, _)| r.block).collect();
+    assert_eq!(order.len() as u64, n + 1);
+    order.iter().position(|&b| b == 10).unwrap()
+}
+
+/// Test helper: a device that serves one request at a time, each taking `service` ns, from
+/// `start` until the scheduler is empty, following its holds; every request with the time it
+/// was dispatched.
+#[cfg(test)]
+pub(crate) fn serve_all(s: &mut dyn Scheduler, start: u64, service: u64) -> Vec<(IoRequest, u64)> {
+    let mut t = start;
+    let mut out = Vec::new();
+    while s.queued() > 0 {
+        match s.dispatch(t) {
+            Some(r) => {
+                out.push((r, t));
+                t += service;
+                s.completed(&r, t);
+            }
+            None => t = s.wake_at().expect("a scheduler holding requests names when it wakes"),
+        }
+    }
+    out
+}

@@ -20,13 +20,13 @@ pub struct Noop {
 
 impl Noop {
     pub fn new(limits: SchedLimits) -> Self {
-        Noop { queue: RequestQueue::new(limits.max_blocks) }
+        Noop { queue: RequestQueue::with_limits(&limits) }
     }
 }
 
 impl Scheduler for Noop {
     fn name(&self) -> String {
-        "noop".into()
+        super::with_merge_scope("noop".into(), self.queue.per_process())
     }
     fn add(&mut self, req: IoRequest, _now_ns: u64) {
         self.queue.add(req);

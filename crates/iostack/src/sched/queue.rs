@@ -6,7 +6,10 @@
 //! a back merge extends a queued request at its end, a front merge at its start, and a request
 //! that bridges two queued ones joins all three (as Linux's elevator merge and its follow-up
 //! merge do). A merged request keeps the earliest arrival of its parts, is synchronous if any
-//! part is, and takes the most urgent cause (demand, then prefetch, then write-back).
+//! part is, and takes the most urgent cause (demand, then prefetch, then write-back); it keeps
+//! the process of the request it grew from. A queue built per process ([`RequestQueue::with_limits`]
+//! with [`super::MergeScope::Process`]) merges only requests of the same process, as Linux's CFQ
+//! does (a bio merges only into a request of its own process's queue).
 //!
 //! Every queued request carries a sequence number: its own arrival rank, or for a merged request
 //! the smallest of its parts', so that "oldest" means "whose earliest part came first". Disk
@@ -36,7 +39,8 @@ use std::collections::BTreeMap;
 use super::{Cause, IoRequest};
 use crate::trace::Op;
 
-type EdgeMap = hashbrown::HashMap<(u32, bool, u64), u32, rustc_hash::FxBuildHasher>;
+/// (device, write, block, owner): the owner is the process when merging per process, else 0.
+type EdgeMap = hashbrown::HashMap<(u32, bool, u64, u32), u32, rustc_hash::FxBuildHasher>;
 
 /// Up to this many queued requests, questions scan a small vector (faster than tree and hash
 /// indexes for the few requests a closed-loop replay keeps queued); beyond it, the indexes are
@@ -61,6 +65,10 @@ impl Entry {
 #[derive(Debug)]
 pub struct RequestQueue {
     max_blocks: u32,
+    /// Merge only requests of the same process.
+    per_process: bool,
+    /// The process of a queued request that the last `add` absorbed whole (a bridging merge).
+    absorbed: Option<u32>,
     /// Requests queued (after merging).
     len: usize,
     /// Which representation holds them: `big` (indexed) or `small`; the other is empty.
@@ -95,7 +103,7 @@ impl Indexed {
     }
 
     #[inline(never)]
-    fn insert(&mut self, e: Entry) -> Id {
+    fn insert(&mut self, e: Entry, per_process: bool) -> Id {
         let id = match self.free.pop() {
             Some(id) => {
                 self.slots[id as usize] = Some(e);
@@ -106,27 +114,27 @@ impl Indexed {
                 (self.slots.len() - 1) as u32
             }
         };
-        let (r, w) = (&e.req, e.req.op.is_write());
+        let (r, w, o) = (&e.req, e.req.op.is_write(), owner(&e.req, per_process));
         self.by_pos.insert(e.pos(), id);
         self.by_arrival.insert(e.seq, id);
         // With several requests starting (or ending) at one block, the first queued keeps it.
-        self.starts.entry((r.device, w, r.block)).or_insert(id);
-        self.ends.entry((r.device, w, r.end())).or_insert(id);
+        self.starts.entry((r.device, w, r.block, o)).or_insert(id);
+        self.ends.entry((r.device, w, r.end(), o)).or_insert(id);
         id
     }
 
     #[inline(never)]
-    fn take(&mut self, id: Id) -> Entry {
+    fn take(&mut self, id: Id, per_process: bool) -> Entry {
         let e = self.slots[id as usize].take().expect("live queue entry");
         self.free.push(id);
-        let (r, w) = (&e.req, e.req.op.is_write());
+        let (r, w, o) = (&e.req, e.req.op.is_write(), owner(&e.req, per_process));
         self.by_pos.remove(&e.pos());
         self.by_arrival.remove(&e.seq);
-        if self.starts.get(&(r.device, w, r.block)) == Some(&id) {
-            self.starts.remove(&(r.device, w, r.block));
+        if self.starts.get(&(r.device, w, r.block, o)) == Some(&id) {
+            self.starts.remove(&(r.device, w, r.block, o));
         }
-        if self.ends.get(&(r.device, w, r.end())) == Some(&id) {
-            self.ends.remove(&(r.device, w, r.end()));
+        if self.ends.get(&(r.device, w, r.end(), o)) == Some(&id) {
+            self.ends.remove(&(r.device, w, r.end(), o));
         }
         e
     }
@@ -163,6 +171,16 @@ impl Indexed {
     }
 }
 
+/// The merge-map owner of a request: its process when merging per process, else 0 (everyone).
+#[inline]
+fn owner(r: &IoRequest, per_process: bool) -> u32 {
+    if per_process {
+        r.pid
+    } else {
+        0
+    }
+}
+
 fn urgency(c: Cause) -> u8 {
     match c {
         Cause::Demand => 2,
@@ -172,15 +190,46 @@ fn urgency(c: Cause) -> u8 {
 }
 
 impl RequestQueue {
+    /// A queue merging requests of any process up to `max_blocks`.
     pub fn new(max_blocks: u32) -> Self {
         RequestQueue {
             max_blocks: max_blocks.max(1),
+            per_process: false,
+            absorbed: None,
             len: 0,
             indexed: false,
             small: Vec::with_capacity(LINEAR_MAX),
             big: Indexed::default(),
             next_seq: 0,
             merges: 0,
+        }
+    }
+
+    /// A queue for a scheduler built with `limits` (merged size and merge scope).
+    pub fn with_limits(limits: &super::SchedLimits) -> Self {
+        let mut q = RequestQueue::new(limits.max_blocks);
+        q.per_process = limits.merge == super::MergeScope::Process;
+        q
+    }
+
+    /// Whether requests of different processes may merge.
+    pub fn per_process(&self) -> bool {
+        self.per_process
+    }
+
+    /// The process of a queued request that the last `add` absorbed whole (a new request that
+    /// bridged two queued ones: the queue shrank by one), once; `None` otherwise. For schedulers
+    /// that count queued requests per process.
+    pub fn take_absorbed(&mut self) -> Option<u32> {
+        self.absorbed.take()
+    }
+
+    /// Whether some queued request satisfies `f` (a scan of the queue).
+    pub fn any(&self, f: impl Fn(&IoRequest) -> bool) -> bool {
+        if self.indexed {
+            self.big.slots.iter().flatten().any(|e| f(&e.req))
+        } else {
+            self.small.iter().any(|e| f(&e.req))
         }
     }
 
@@ -211,21 +260,35 @@ impl RequestQueue {
         &self.entry(id).req
     }
 
-    /// A queued request of this device and direction ending at `block`.
-    fn ending_at(&self, device: u32, op: Op, block: u64) -> Option<Id> {
+    /// Whether queued `e` may merge with a request of process `pid`.
+    #[inline]
+    fn same_owner(&self, e: &Entry, pid: u32) -> bool {
+        !self.per_process || e.req.pid == pid
+    }
+
+    /// A queued request of this device, direction (and process, when merging per process)
+    /// ending at `block`.
+    fn ending_at(&self, device: u32, op: Op, block: u64, pid: u32) -> Option<Id> {
         if self.indexed {
-            return self.big.ends.get(&(device, op.is_write(), block)).copied();
+            let o = if self.per_process { pid } else { 0 };
+            return self.big.ends.get(&(device, op.is_write(), block, o)).copied();
         }
-        let r = self.small.iter().position(|e| e.req.device == device && e.req.op == op && e.req.end() == block);
+        let r = self.small.iter().position(|e| {
+            e.req.device == device && e.req.op == op && e.req.end() == block && self.same_owner(e, pid)
+        });
         r.map(|i| i as Id)
     }
 
-    /// A queued request of this device and direction starting at `block`.
-    fn starting_at(&self, device: u32, op: Op, block: u64) -> Option<Id> {
+    /// A queued request of this device, direction (and process, when merging per process)
+    /// starting at `block`.
+    fn starting_at(&self, device: u32, op: Op, block: u64, pid: u32) -> Option<Id> {
         if self.indexed {
-            return self.big.starts.get(&(device, op.is_write(), block)).copied();
+            let o = if self.per_process { pid } else { 0 };
+            return self.big.starts.get(&(device, op.is_write(), block, o)).copied();
         }
-        let r = self.small.iter().position(|e| e.req.device == device && e.req.op == op && e.req.block == block);
+        let r = self.small.iter().position(|e| {
+            e.req.device == device && e.req.op == op && e.req.block == block && self.same_owner(e, pid)
+        });
         r.map(|i| i as Id)
     }
 
@@ -248,16 +311,17 @@ impl RequestQueue {
         let max = self.max_blocks as u64;
         let fits = move |a: u32, b: u32| a as u64 + b as u64 <= max;
         // Back merge: a queued request ends where this one starts.
-        if let Some(id) = self.ending_at(req.device, req.op, req.block) {
+        if let Some(id) = self.ending_at(req.device, req.op, req.block, req.pid) {
             if fits(self.get(id).blocks, req.blocks) {
                 let (mut r, mut s) = self.take(id);
                 absorb(&mut r, &req);
                 r.blocks += req.blocks;
                 self.merges += 1;
                 // The merged request may now touch the next one.
-                if let Some(next) = self.starting_at(r.device, r.op, r.end()) {
+                if let Some(next) = self.starting_at(r.device, r.op, r.end(), r.pid) {
                     if fits(r.blocks, self.get(next).blocks) {
                         let (n, ns) = self.take(next);
+                        self.absorbed = Some(n.pid);
                         absorb(&mut r, &n);
                         r.blocks += n.blocks;
                         s = s.min(ns);
@@ -268,7 +332,7 @@ impl RequestQueue {
             }
         }
         // Front merge: a queued request starts where this one ends.
-        if let Some(id) = self.starting_at(req.device, req.op, req.end()) {
+        if let Some(id) = self.starting_at(req.device, req.op, req.end(), req.pid) {
             if fits(self.get(id).blocks, req.blocks) {
                 let (mut r, s) = self.take(id);
                 absorb(&mut r, &req);
@@ -288,7 +352,7 @@ impl RequestQueue {
         let e = Entry { req, seq };
         self.len += 1;
         if self.indexed {
-            self.big.insert(e)
+            self.big.insert(e, self.per_process)
         } else if self.small.len() < LINEAR_MAX {
             self.small.push(e);
             (self.small.len() - 1) as Id
@@ -306,7 +370,7 @@ impl RequestQueue {
         self.small.sort_unstable_by_key(|e| e.seq);
         let mut new_id = 0;
         for e in self.small.drain(..) {
-            let id = self.big.insert(e);
+            let id = self.big.insert(e, self.per_process);
             if e.seq == new_seq {
                 new_id = id;
             }
@@ -324,7 +388,7 @@ impl RequestQueue {
     fn take(&mut self, id: Id) -> (IoRequest, u64) {
         self.len -= 1;
         let e = if self.indexed {
-            let e = self.big.take(id);
+            let e = self.big.take(id, self.per_process);
             if self.len == 0 {
                 // Back to small mode.
                 self.big.clear();
@@ -490,6 +554,9 @@ mod tests {
     /// compared with the small mode.
     struct Model {
         max_blocks: u32,
+        per_process: bool,
+        /// The process of the request the last add absorbed whole.
+        absorbed: Option<u32>,
         reqs: Vec<(IoRequest, u64)>,
         next_seq: u64,
         merges: u64,
@@ -510,7 +577,9 @@ mod tests {
         fn add(&mut self, req: IoRequest) -> IoRequest {
             let seq = self.next_seq;
             self.next_seq += 1;
-            let same = |r: &IoRequest| r.device == req.device && r.op == req.op;
+            let per_process = self.per_process;
+            let same = |r: &IoRequest| r.device == req.device && r.op == req.op && (!per_process || r.pid == req.pid);
+            self.absorbed = None;
             let merged = if let Some(i) = self.fitting(self.find(|r| same(r) && r.end() == req.block), req.blocks) {
                 let (mut m, mut s) = self.reqs.remove(i);
                 absorb(&mut m, &req);
@@ -518,6 +587,7 @@ mod tests {
                 self.merges += 1;
                 if let Some(j) = self.fitting(self.find(|r| same(r) && r.block == m.end()), m.blocks) {
                     let (n, ns) = self.reqs.remove(j);
+                    self.absorbed = Some(n.pid);
                     absorb(&mut m, &n);
                     m.blocks += n.blocks;
                     s = s.min(ns);
@@ -553,11 +623,13 @@ mod tests {
     /// `fill_to` requests (never more) and draining to empty over and over; `overlap`: whether requests of
     /// one device and direction may overlap queued ones. Returns how many adds found the queue
     /// in small and in indexed mode, and how many times it left the indexed mode.
-    fn run_against_model(seed: u64, fill_to: usize, overlap: bool) -> (u32, u32, u32) {
+    /// `per_process`: requests of processes 0 and 1 merge only with their own process's.
+    fn run_against_model(seed: u64, fill_to: usize, overlap: bool, per_process: bool) -> (u32, u32, u32) {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
         let mut q = RequestQueue::new(8);
-        let mut m = Model { max_blocks: 8, reqs: Vec::new(), next_seq: 0, merges: 0 };
+        q.per_process = per_process;
+        let mut m = Model { max_blocks: 8, per_process, absorbed: None, reqs: Vec::new(), next_seq: 0, merges: 0 };
         let (mut indexed_adds, mut small_adds, mut emptied_from_indexed) = (0u32, 0u32, 0u32);
         let mut was_indexed = false;
         let mut filling = true;
@@ -574,11 +646,11 @@ mod tests {
                 let block = rng.gen_range(0..300u64);
                 let blocks = rng.gen_range(1..=4u32);
                 let cause = [Cause::Demand, Cause::Prefetch, Cause::Writeback][rng.gen_range(0..3)];
-                let r = IoRequest { op, device, block, blocks, sync: rng.gen_bool(0.5), cause, arrival_ns: step, pid: 0 };
-                let overlaps = m
-                    .reqs
-                    .iter()
-                    .any(|(x, _)| x.device == device && x.op == op && x.block < r.end() && r.block < x.end());
+                let pid = rng.gen_range(0..2u32);
+                let r = IoRequest { op, device, block, blocks, sync: rng.gen_bool(0.5), cause, arrival_ns: step, pid };
+                let overlaps = m.reqs.iter().any(|(x, _)| {
+                    x.device == device && x.op == op && (!per_process || x.pid == pid) && x.block < r.end() && r.block < x.end()
+                });
                 if overlaps && !overlap {
                     continue;
                 }
@@ -589,6 +661,7 @@ mod tests {
                 }
                 let id = q.add(r);
                 assert_eq!(*q.get(id), m.add(r), "step {step}: the request holding the new one");
+                assert_eq!(q.take_absorbed(), m.absorbed, "step {step}: the request absorbed whole");
             } else {
                 let (device, block) = (rng.gen_range(0..2u32), rng.gen_range(0..300u64));
                 let at = |x: &IoRequest| (x.device, x.block);
@@ -629,16 +702,38 @@ mod tests {
     /// again) many times over.
     #[test]
     fn agrees_with_a_plain_model_in_both_modes() {
-        let (small_adds, indexed_adds, left_indexed) = run_against_model(5, 60, false);
-        assert!(small_adds > 10_000 && indexed_adds > 10_000, "both modes used: {small_adds} {indexed_adds}");
-        assert!(left_indexed > 50, "indexed mode left {left_indexed} times");
+        for per_process in [false, true] {
+            let (small_adds, indexed_adds, left_indexed) = run_against_model(5, 60, false, per_process);
+            assert!(small_adds > 10_000 && indexed_adds > 10_000, "both modes used: {small_adds} {indexed_adds}");
+            assert!(left_indexed > 50, "indexed mode left {left_indexed} times");
+        }
+    }
+
+    /// Merging per process: a request of another process touching a queued one stays apart.
+    #[test]
+    fn per_process_merges_only_own_requests() {
+        let mut q = RequestQueue::new(16);
+        q.per_process = true;
+        let mut a = req(10, 2, Op::Read, 0);
+        a.pid = 1;
+        let mut b = req(12, 2, Op::Read, 1);
+        b.pid = 2;
+        q.add(a);
+        q.add(b);
+        assert_eq!((q.len(), q.merges()), (2, 0));
+        let mut c = req(14, 2, Op::Read, 2);
+        c.pid = 2;
+        q.add(c);
+        assert_eq!((q.len(), q.merges()), (2, 1));
     }
 
     /// Small mode with overlapping requests: which one a new request merges with depends on
     /// the queue keeping insertion order through removals.
     #[test]
     fn small_mode_keeps_insertion_order() {
-        let (_, indexed_adds, _) = run_against_model(6, LINEAR_MAX, true);
-        assert_eq!(indexed_adds, 0);
+        for per_process in [false, true] {
+            let (_, indexed_adds, _) = run_against_model(6, LINEAR_MAX, true, per_process);
+            assert_eq!(indexed_adds, 0);
+        }
     }
 }

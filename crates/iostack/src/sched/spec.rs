@@ -53,6 +53,16 @@ impl ComponentSpec {
         ConfigError::new(format!("{} {}.{key}", self.option, self.name), msg)
     }
 
+    /// An error about parameter `key`, naming the option, component and parameter.
+    pub fn error(&self, key: &str, msg: impl Into<String>) -> ConfigError {
+        self.err(key, msg.into())
+    }
+
+    /// A parameter's text, lowercased, if given.
+    pub fn text(&mut self, key: &str) -> Option<String> {
+        self.take(key).map(|v| v.to_ascii_lowercase())
+    }
+
     /// A whole-number parameter of at least `min`.
     pub fn u64(&mut self, key: &str, default: u64, min: u64) -> Result<u64, ConfigError> {
         match self.take(key) {
@@ -65,7 +75,7 @@ impl ComponentSpec {
         }
     }
 
-    /// A duration parameter (`500ms`, `5s`; a plain number is ns), in ns.
+    /// A duration parameter with its unit (`500ms`, `5s`; a bare number is an error), in ns.
     pub fn duration_ns(&mut self, key: &str, default: u64) -> Result<u64, ConfigError> {
         match self.take(key) {
             None => Ok(default),
@@ -108,6 +118,10 @@ mod tests {
         s.finish().unwrap();
         let mut s = ComponentSpec::parse("--sched", "Deadline:read_expire=100ms", &[]).unwrap();
         assert_eq!(s.duration_ns("read_expire", 0).unwrap(), 100_000_000);
+        // A duration without its unit names the option and the parameter.
+        let mut s = ComponentSpec::parse("--sched", "cfq:slice_idle=8", &[]).unwrap();
+        let e = s.duration_ns("slice_idle", 0).unwrap_err().to_string();
+        assert!(e.contains("--sched cfq.slice_idle") && e.contains("unit"), "{e}");
         let s = ComponentSpec::parse("--sched", "cscan:x=1", &[]).unwrap();
         assert!(s.finish().unwrap_err().to_string().contains("x"));
         assert!(ComponentSpec::parse("--sched", "cscan:3", &[]).is_err());

@@ -23,7 +23,7 @@ pub struct Sstf {
 
 impl Sstf {
     pub fn new(limits: SchedLimits) -> Self {
-        Sstf { queue: RequestQueue::new(limits.max_blocks), head: Head::default() }
+        Sstf { queue: RequestQueue::with_limits(&limits), head: Head::default() }
     }
 
     fn distance(&self, r: &IoRequest) -> (u32, u64) {
@@ -36,7 +36,7 @@ impl Sstf {
 
 impl Scheduler for Sstf {
     fn name(&self) -> String {
-        "sstf".into()
+        super::with_merge_scope("sstf".into(), self.queue.per_process())
     }
     fn add(&mut self, req: IoRequest, _now_ns: u64) {
         self.queue.add(req);

@@ -167,7 +167,7 @@ impl GenParams {
         }
     }
 
-    /// A duration (`9.5ms`, `2s`, a plain number is nanoseconds) in nanoseconds.
+    /// A duration with its unit (`9.5ms`, `2s`; a bare number is an error), in nanoseconds.
     pub fn duration_ns(&mut self, key: &str, default: u64) -> Result<u64, ConfigError> {
         match self.take(key) {
             None => Ok(default),

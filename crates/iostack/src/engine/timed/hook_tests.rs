@@ -108,7 +108,7 @@ fn the_scheduler_hears_each_dispatched_request_complete_once() {
     for depth in [1, 4] {
         let config = StackConfig { cache: "1MiB".into(), queue_depth: depth, think: "50us".into(), ..Default::default() };
         let counts: Arc<[AtomicU64; 3]> = Default::default();
-        let limits = crate::sched::SchedLimits { max_blocks: 128 };
+        let limits = crate::sched::SchedLimits::new(128, 4096);
         let sched = CountingSched { inner: crate::sched::build("noop", limits).unwrap(), out: Vec::new(), counts: counts.clone(), asked_since_completion: true };
         let prefetcher = crate::prefetch::build("linux", 4096).unwrap();
         let mut e = engine(&config, prefetcher, Box::new(sched));
@@ -126,7 +126,7 @@ fn the_prefetcher_hears_every_completion_and_its_fetches_are_issued() {
     let config = StackConfig { cache: "2MiB".into(), queue_depth: 2, ..Default::default() };
     let (completions, chained) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let prefetcher = ChainOnComplete { completions: completions.clone(), chained: chained.clone() };
-    let sched = crate::sched::build("cscan", crate::sched::SchedLimits { max_blocks: 128 }).unwrap();
+    let sched = crate::sched::build("cscan", crate::sched::SchedLimits::new(128, 4096)).unwrap();
     let mut e = engine(&config, Box::new(prefetcher), sched);
     e.run(&mut VecReader::new(trace())).unwrap();
     assert_eq!(completions.load(Ordering::Relaxed), e.c.device.requests);

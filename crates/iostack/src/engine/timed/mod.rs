@@ -142,7 +142,7 @@ impl TimedRun {
         // Each device has its own scheduler (and would have its own layers).
         let mut lanes = Vec::with_capacity(devices.len());
         for (id, device) in devices {
-            let sched = crate::sched::build(&config.sched, crate::sched::SchedLimits { max_blocks: resolved.max_request_blocks })?;
+            let sched = crate::sched::build(&config.sched, crate::sched::SchedLimits::new(resolved.max_request_blocks, config.page_size))?;
             lanes.push((id, sched, Vec::<Box<dyn Layer>>::new(), device));
         }
         let settings = EngineSettings {
