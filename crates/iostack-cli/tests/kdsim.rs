@@ -1,0 +1,41 @@
+//! `iostack kdsim`, run as a user runs it.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn iostack(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iostack")).args(args).current_dir(dir).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn train_writes_a_table_that_loads_as_a_device() {
+    let d = tempfile::tempdir().unwrap();
+    let dev = "hdd:st3400620as,capacity=2GiB";
+    let o = iostack(&["kdsim", "train", "--device", dev, "--output", "T.json", "--samples", "2", "--seed", "3"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a = std::fs::read(d.path().join("T.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&a).unwrap();
+    assert_eq!(v["capacity_bytes"], 2u64 << 30);
+    assert_eq!(v["read"].as_array().unwrap().len(), 32);
+    // Same seed, same table.
+    let o = iostack(&["kdsim", "train", "--device", dev, "-o", "U.json", "--samples", "2", "--seed", "3"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(d.path().join("U.json")).unwrap(), a);
+    let o = iostack(&["devices", "table:T.json", "--json"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["parameters"]["columns"], 20);
+    // Bad input: a one-line error, nothing written.
+    let o = iostack(&["kdsim", "train", "--device", "fixed:1ms", "-o", "F.json"], d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--capacity"), "{}", stderr(&o));
+    assert!(!d.path().join("F.json").exists());
+    std::fs::write(d.path().join("bad.json"), r#"{"capacity_bytes": 1, "values_per_cell": 64, "read": [], "write": []}"#).unwrap();
+    let o = iostack(&["devices", "table:bad.json"], d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("bad.json: read: 0 rows"), "{}", stderr(&o));
+}
