@@ -39,3 +39,23 @@ fn train_writes_a_table_that_loads_as_a_device() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("bad.json: read: 0 rows"), "{}", stderr(&o));
 }
+
+#[test]
+fn gen_lists_and_writes_the_paper_benchmarks() {
+    let d = tempfile::tempdir().unwrap();
+    let o = iostack(&["gen", "--list"], d.path());
+    let list = String::from_utf8_lossy(&o.stdout).into_owned();
+    for g in ["tac ", "stride ", "ior ", "lkr ", "air ", "aip "] {
+        assert!(list.contains(g), "{g} missing from\n{list}");
+    }
+    let o = iostack(&["gen", "stride", "--param", "pattern=512k-sr", "--processes", "2", "-o", "s.csv"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(d.path().join("s.csv")).unwrap();
+    assert_eq!(text.lines().count(), 1 + 2 * 8132);
+    let o = iostack(&["gen", "aip", "--param", "file_size=1MiB", "--param", "lkr_files=20", "--param", "lkr_dirs=3", "--param", "runs=1:1:1:1:2", "-o", "a.csv"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = iostack(&["gen", "aip", "--param", "runs=1:x", "-o", "b.csv"], d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("aip.runs"), "{}", stderr(&o));
+    assert!(!d.path().join("b.csv").exists());
+}
