@@ -5,6 +5,7 @@ prefetcher, I/O scheduler and device, like ``iostack run`` on the command line.
 from __future__ import annotations
 
 import json
+import warnings
 import os
 from typing import Any, Mapping, Optional, Union
 
@@ -78,4 +79,12 @@ def run(
     if locality is not None:
         cfg["locality"] = bool(locality)
     out = _core.run_timed(os.fspath(trace), json.dumps(cfg), dumps, None, format, mapping, skip_invalid)
-    return json.loads(out)
+    result = json.loads(out)
+    # What the replay found questionable in the trace (also under ``warnings`` in the result).
+    for message in result.get("warnings", []):
+        warnings.warn(message, TraceOrderWarning, stacklevel=2)
+    return result
+
+
+class TraceOrderWarning(UserWarning):
+    """The trace does not interleave its processes the way its times say (see docs/timed.md)."""

@@ -19,6 +19,7 @@
 //! The crate knows nothing of Python or of the command line; those live in `iostack-py` and
 //! `iostack-cli`.
 
+pub mod blk;
 pub mod cache;
 pub mod device;
 pub mod engine;

@@ -76,6 +76,32 @@ pub struct Fetch {
 pub trait BlockPresence {
     /// Whether `block` of `device` is cached (including in flight).
     fn is_cached(&self, device: u32, block: u64) -> bool;
+    /// Whether a read of `block` of `device` has been issued and has not completed (a demand
+    /// read or a prefetch, waiting in the scheduler, held by a block stage or in the device).
+    /// Such a block may already have been evicted (its read goes on); it is then in flight
+    /// and not cached. The engine answers exactly; the default (`false`) is for test doubles.
+    fn in_flight(&self, device: u32, block: u64) -> bool {
+        let _ = (device, block);
+        false
+    }
+}
+
+/// Blocks that became present: a request the device completed, or one a block stage served
+/// from its memory (see [`Prefetcher::on_complete`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    pub op: crate::trace::Op,
+    pub device: u32,
+    /// First block and number of blocks of the completed request (after the scheduler merged
+    /// requests, the whole merged range: it may hold blocks of several fetches).
+    pub block: u64,
+    pub blocks: u32,
+    /// The cause, pid and sync flag of the request (of its first part when merged).
+    pub cause: crate::sched::Cause,
+    pub pid: u32,
+    /// Completed by the device (`false`: served by a block stage).
+    pub by_device: bool,
+    pub time_ns: u64,
 }
 
 /// A prefetcher.
@@ -102,6 +128,18 @@ pub trait Prefetcher: std::any::Any + Send {
     fn on_plain_hit(&mut self, pid: u32, file: &FileView, req_pages: u64) -> bool {
         let _ = (pid, file, req_pages);
         false
+    }
+    /// Blocks became present: `done` completed (reads and writes, whatever caused them). Called
+    /// once per completed request, after its blocks stopped being in flight and the references
+    /// waiting for them woke (so `cache` already answers `in_flight == false` for them), and
+    /// before the device is offered more work. The prefetcher may append fetches to `out`, as in
+    /// `on_access`; the engine issues them at once for `done.pid` (asynchronous, cause
+    /// prefetch), skipping blocks cached or in flight. For prefetchers that count their fetches
+    /// in flight or act when the disk falls idle (ACFS's controlled-aggressive prefetching).
+    /// The default does nothing.
+    #[inline]
+    fn on_complete(&mut self, done: &Completion, cache: &dyn BlockPresence, out: &mut Vec<Fetch>) {
+        let _ = (done, cache, out);
     }
 }
 

@@ -92,9 +92,16 @@ pub trait Scheduler: std::any::Any + Send {
     fn wake_at(&self) -> Option<u64> {
         None
     }
-    /// The device finished `req` (a request this scheduler dispatched) at `now_ns`. Schedulers
-    /// that idle or anticipate after a completion (CFQ, anticipatory) act here; the engine
-    /// calls `dispatch` afterwards as usual.
+    /// The device finished `req` at `now_ns`.
+    ///
+    /// Contract: the engine calls it exactly once for every request `dispatch` returned, with
+    /// that request as dispatched (equal to it), at its completion time, in completion order,
+    /// before anything else happens at that completion (the blocks' waiters wake, a block stage
+    /// and the prefetcher hear of it, and so may add requests) and before the engine asks
+    /// `dispatch` again: after a completion it always asks for work while the device has room
+    /// and the scheduler holds requests. Schedulers that idle or anticipate after a completion
+    /// (CFQ, anticipatory) decide here; to hold the device idle they answer `None` from
+    /// `dispatch` and name the end of the wait through `wake_at`. The default does nothing.
     fn completed(&mut self, _req: &IoRequest, _now_ns: u64) {}
 }
 

@@ -4,12 +4,13 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use super::config::{Replay, Resolved, Think};
-use super::report::{CacheCounts, DeviceCounts, FrontCounts, LogHistogram, ProcessReport, SchedCounts, SequenceTracker, SizeCounts};
+use super::report::{BlkCounts, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, ProcessReport, SchedCounts, SequenceTracker, SizeCounts};
 use super::blocks::{BlockStates, DIRTY, EVICTED, INFLIGHT, MARKER, NIL, PREFETCHED};
+use crate::blk::{BlockStage, StageActions, Submit};
 use crate::cache::{block_key, split_block_key, Access, Evicted, Key, Origin, Policy};
 use crate::device::{Device, DeviceRequest, Service, SECTOR};
 use crate::layer::{Below, DeviceRef, Layer};
-use crate::prefetch::{BlockPresence, DemandAccess, Fetch, FileView, Prefetcher};
+use crate::prefetch::{BlockPresence, Completion, DemandAccess, Fetch, FileView, Prefetcher};
 use crate::sched::{Cause, IoRequest, Scheduler};
 use crate::trace::{Op, PageSize, Request};
 
@@ -45,7 +46,8 @@ impl Boundary {
 }
 
 /// A passive observer of the stream crossing one boundary (a locality probe, a dump writer).
-/// Requests below the cache carry pid 0 and no file: after merging they belong to no process.
+/// Requests below the cache carry no file, and the pid of the process they are for (see
+/// [`IoRequest::pid`]; after the scheduler merged requests, the pid of the first part).
 pub trait BoundaryObserver {
     fn observe(&mut self, r: &Request);
     /// Called once at the end; the value goes into the report under the boundary's name
@@ -79,6 +81,20 @@ struct Proc {
     requests: u64,
     response_sum: u128,
     response_max: u64,
+    /// Requests the device completed for this process (by [`IoRequest::pid`]).
+    device: ProcDevice,
+}
+
+/// A process's share of the device: the requests dispatched on its behalf, their blocks, and
+/// their response times from entering the scheduler to completion.
+#[derive(Debug, Default, Clone, Copy)]
+struct ProcDevice {
+    requests: u64,
+    sync_requests: u64,
+    blocks_read: u64,
+    blocks_written: u64,
+    response_sum: u128,
+    response_max: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -88,6 +104,8 @@ enum Kind {
     Done,
     Flush,
     SchedWake,
+    /// A block stage serves a request from its memory.
+    StageServe,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -121,6 +139,10 @@ impl<P: Policy + ?Sized> BlockPresence for Presence<'_, P> {
         let k = block_key(device, block);
         self.policy.contains(k) || (self.evicted_reads > 0 && self.blocks.get(k).is_some_and(|s| s.flags & INFLIGHT != 0))
     }
+    #[inline]
+    fn in_flight(&self, device: u32, block: u64) -> bool {
+        self.blocks.get(block_key(device, block)).is_some_and(|s| s.flags & INFLIGHT != 0)
+    }
 }
 
 /// Counters the engine keeps while running.
@@ -134,6 +156,7 @@ pub(crate) struct Counters {
     pub request_sizes: SizeCounts,
     pub sequence_sizes: SizeCounts,
     pub response: LogHistogram,
+    pub blk: BlkCounts,
     pub elapsed_ns: u64,
     pub end_ns: u64,
 }
@@ -157,6 +180,12 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     sched: Box<S>,
     layers: Vec<Box<dyn Layer>>,
     device: Box<D>,
+    /// The block-layer stage between the page cache and the scheduler, if any.
+    stage: Option<Box<dyn BlockStage>>,
+    stage_out: StageActions,
+    /// Requests a stage serves, until their serve event.
+    stage_serves: Vec<Option<IoRequest>>,
+    stage_serves_free: Vec<u32>,
     pub(crate) observers: Vec<(Boundary, Box<dyn BoundaryObserver>)>,
     observe: [bool; 4],
 
@@ -184,7 +213,8 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     proc_of: hashbrown::HashMap<u32, u32, rustc_hash::FxBuildHasher>,
     /// The last (pid, process index) looked up: traces come in runs of one process.
     last_proc: (u32, u32),
-    in_device: Vec<Option<IoRequest>>,
+    /// Requests in the device, with their service.
+    in_device: Vec<Option<(IoRequest, Service)>>,
     in_device_free: Vec<u32>,
     in_device_count: u32,
     sched_wake_armed: Option<u64>,
@@ -196,12 +226,18 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     seen: Vec<(DeviceRequest, Service)>,
     read_run: Option<IoRequest>,
     write_run: Option<IoRequest>,
-    flush_buf: Vec<Key>,
+    /// Blocks the flusher writes back, with the process that dirtied each.
+    flush_buf: Vec<(Key, u32)>,
     /// Side evictions drained from the policy (reused: no allocation in steady state).
     side_buf: Vec<Evicted>,
     next_set: u32,
     vtime: u64,
     seqs: SequenceTracker,
+    /// The process on whose behalf the cache acts now (the issuer of the request being
+    /// started): eviction write-back goes out for it.
+    acting_pid: u32,
+    /// The last (pid, process index) a device completion was charged to.
+    last_done_proc: (u32, u32),
     /// Closed-loop processes whose request completed, to continue after the current event.
     ready: Vec<u32>,
     /// File sizes in pages inferred by the first pass: (is_device, id) -> pages.
@@ -221,6 +257,56 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     batch_pos: usize,
     next_arrival: Option<Request>,
     pub(crate) skipped: u64,
+    /// What the replay noticed about the trace's order, for the report's warnings.
+    pub(crate) order: OrderChecks,
+}
+
+/// Two signs that a trace does not interleave its processes the way it means to (a generator
+/// that writes its processes one after another, say): requests whose trace time goes back
+/// relative to the ones before them in the file (the replay raises such a time to the previous
+/// one, so a process written after another runs after it), and, in closed loop, processes whose
+/// first request is reached by the trace reader long after its trace time, while others run.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct OrderChecks {
+    /// Requests read, and the largest raw trace time among them.
+    read: u64,
+    max_raw_ns: u64,
+    /// Requests earlier than one before them, and the first: (its position from 1, pid, its
+    /// time, the time it follows), times relative to the first request.
+    backwards: u64,
+    first_backwards: Option<(u64, u32, u64, u64)>,
+    /// Processes started late, and the first: (pid, trace time, issue time).
+    late: u64,
+    first_late: Option<(u32, u64, u64)>,
+}
+
+/// A closed-loop process whose first issue comes this much after its trace time, and more than
+/// twice its trace time, started late.
+const LATE_START_NS: u64 = 100_000_000;
+
+impl OrderChecks {
+    /// The warnings, one per kind at most.
+    pub(crate) fn warnings(&self) -> Vec<String> {
+        let s = |ns: u64| format!("{:.3} s", ns as f64 / 1e9);
+        let mut w = Vec::new();
+        if let Some((i, pid, t, prev)) = self.first_backwards {
+            w.push(format!(
+                "trace time goes backwards: {} request(s) are earlier than a request before them in the trace (the first: request {i}, pid {pid}, at {} after one at {}); \
+                 the replay issues none before the requests before it, so a process whose requests come after another's in the file runs after it, not beside it. \
+                 To replay processes concurrently, the trace must interleave them in time order (docs/timed.md, Replay)",
+                self.backwards, s(t), s(prev)
+            ));
+        }
+        if let Some((pid, t, at)) = self.first_late {
+            w.push(format!(
+                "{} process(es) started late (the first: pid {pid}, trace time {}, first request issued at {}): closed-loop replay starts a process when the trace \
+                 reader reaches its first request, and replaying the other processes' requests before it in the file took that long. If the processes ran \
+                 concurrently, interleave their requests in time order (docs/timed.md, Replay)",
+                self.late, s(t), s(at)
+            ));
+        }
+        w
+    }
 }
 
 /// Result of the trace input.
@@ -240,6 +326,10 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             sched,
             layers,
             device,
+            stage: None,
+            stage_out: StageActions::default(),
+            stage_serves: Vec::new(),
+            stage_serves_free: Vec::new(),
             observers: Vec::new(),
             observe: [false; 4],
             now: 0,
@@ -273,6 +363,8 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             next_set: 0,
             vtime: 0,
             seqs: SequenceTracker::default(),
+            acting_pid: 0,
+            last_done_proc: (u32::MAX, NIL),
             ready: Vec::new(),
             extents: Default::default(),
             c: Counters::default(),
@@ -285,6 +377,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             batch_pos: 0,
             next_arrival: None,
             skipped: 0,
+            order: OrderChecks::default(),
         }
     }
 
@@ -302,6 +395,12 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     }
     pub(crate) fn layers(&self) -> &[Box<dyn Layer>] {
         &self.layers
+    }
+    pub(crate) fn stage(&self) -> Option<&dyn BlockStage> {
+        self.stage.as_deref()
+    }
+    pub(crate) fn set_stage(&mut self, stage: Box<dyn BlockStage>) {
+        self.stage = Some(stage);
     }
 
     pub(crate) fn add_observer(&mut self, b: Boundary, o: Box<dyn BoundaryObserver>) {
@@ -368,6 +467,17 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
         // Trace time relative to the first request, never going back.
         let t0 = *self.t0.get_or_insert(r.time_ns);
+        let o = &mut self.order;
+        o.read += 1;
+        if r.time_ns < o.max_raw_ns {
+            o.backwards += 1;
+            if o.first_backwards.is_none() {
+                let pid = r.pid;
+                o.first_backwards = Some((o.read, pid, r.time_ns.saturating_sub(t0), o.max_raw_ns - t0));
+            }
+        } else {
+            o.max_raw_ns = r.time_ns;
+        }
         let t = r.time_ns.saturating_sub(t0).max(self.last_trace_ns);
         self.last_trace_ns = t;
         r.time_ns = t;
@@ -444,7 +554,21 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let first = !proc.started && proc.queue.is_empty();
         proc.queue.push_back(r);
         if first {
+            if self.now > r.time_ns.saturating_add(LATE_START_NS).max(r.time_ns.saturating_mul(2)) {
+                self.late_start(p, r.time_ns);
+            }
             self.push(r.time_ns.max(self.now), Kind::Issue, p);
+        }
+    }
+
+    /// Process `p`, met now, should have started at `trace_ns`: a late start if others run.
+    #[cold]
+    fn late_start(&mut self, p: u32, trace_ns: u64) {
+        if self.procs.iter().any(|q| q.started) {
+            self.order.late += 1;
+            if self.order.first_late.is_none() {
+                self.order.first_late = Some((self.procs[p as usize].pid, trace_ns, self.now));
+            }
         }
     }
 
@@ -547,6 +671,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                     self.sched_wake_armed = None;
                     self.kick();
                 }
+                Kind::StageServe => self.stage_served(e.arg),
             }
             if self.s.replay == Replay::Closed {
                 self.continue_ready(reader)?;
@@ -568,6 +693,14 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             }
         }
         self.c.sched.merges = self.sched.merges();
+        let waiting = self.pending.len() - self.pending_free.len();
+        if waiting > 0 {
+            // Only a stage that took blocks and never completed them leaves requests waiting.
+            let name = self.stage.as_ref().map_or_else(|| "none".to_string(), |s| s.name());
+            return Err(crate::error::Error::Io(std::io::Error::other(format!(
+                "{waiting} request(s) never completed: the block stage `{name}` took blocks it neither served nor covered by a request of its own"
+            ))));
+        }
         Ok(())
     }
 }
@@ -584,6 +717,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
         proc.last_trace_ns = r.time_ns;
         let pid = proc.pid;
+        self.acting_pid = pid;
         let f = &mut self.c.front;
         f.requests += 1;
         let write = r.op.is_write();
@@ -718,7 +852,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 let st = self.blocks.or_empty(key);
                 st.flags |= INFLIGHT;
                 self.waits[node as usize].next = std::mem::replace(&mut st.read_waiters, node);
-                self.push_read(device, block, Cause::Demand, true);
+                self.push_read(device, block, Cause::Demand, true, pid);
                 fetched_now = true;
                 self.drain_side();
             }
@@ -763,7 +897,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             let st = self.blocks.or_empty(key);
             st.flags |= INFLIGHT | PREFETCHED | if is_marker { MARKER } else { 0 };
             self.c.cache.prefetch_issued += 1;
-            self.push_read(f.device, block, Cause::Prefetch, false);
+            self.push_read(f.device, block, Cause::Prefetch, false, pid);
             self.drain_side();
         }
     }
@@ -797,6 +931,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         } else if newly_dirty {
             st.flags |= DIRTY;
             st.dirty_since = self.now;
+            st.dirty_pid = pid;
         }
         if hit && flags & INFLIGHT != 0 {
             self.c.cache.hits_in_flight += 1;
@@ -810,7 +945,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if self.s.write_through {
             self.c.cache.write_through += 1;
             self.wait_write(key);
-            self.push_write(device, block, Cause::Demand, true);
+            self.push_write(device, block, Cause::Demand, true, pid);
         } else if newly_dirty {
             self.dirty_fifo.push_back((self.now, key));
             if !self.flush_armed {
@@ -889,7 +1024,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if flags & DIRTY != 0 {
             self.c.cache.writeback_evict += 1;
             let (device, block) = split_block_key(key);
-            self.push_write(device, block, Cause::Writeback, false);
+            self.push_write(device, block, Cause::Writeback, false, self.acting_pid);
         }
     }
 
@@ -978,10 +1113,10 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     // ----- toward the scheduler -----
 
     #[inline]
-    fn push_read(&mut self, device: u32, block: u64, cause: Cause, sync: bool) {
+    fn push_read(&mut self, device: u32, block: u64, cause: Cause, sync: bool, pid: u32) {
         let run = self.read_run;
         match run {
-            Some(mut r) if r.device == device && r.end() == block && r.cause == cause && r.blocks < self.s.resolved.max_request_blocks => {
+            Some(mut r) if r.device == device && r.end() == block && r.cause == cause && r.pid == pid && r.blocks < self.s.resolved.max_request_blocks => {
                 r.blocks += 1;
                 self.read_run = Some(r);
             }
@@ -989,17 +1124,17 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 if let Some(r) = self.read_run.take() {
                     self.to_sched(r);
                 }
-                self.read_run = Some(IoRequest { op: Op::Read, device, block, blocks: 1, sync, cause, arrival_ns: self.now, pid: 0 });
+                self.read_run = Some(IoRequest { op: Op::Read, device, block, blocks: 1, sync, cause, arrival_ns: self.now, pid });
             }
         }
     }
 
     #[inline]
-    fn push_write(&mut self, device: u32, block: u64, cause: Cause, sync: bool) {
+    fn push_write(&mut self, device: u32, block: u64, cause: Cause, sync: bool, pid: u32) {
         self.c.cache.writeback_blocks += 1;
         let run = self.write_run;
         match run {
-            Some(mut r) if r.device == device && r.end() == block && r.cause == cause && r.blocks < self.s.resolved.max_request_blocks => {
+            Some(mut r) if r.device == device && r.end() == block && r.cause == cause && r.pid == pid && r.blocks < self.s.resolved.max_request_blocks => {
                 r.blocks += 1;
                 self.write_run = Some(r);
             }
@@ -1007,7 +1142,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 if let Some(r) = self.write_run.take() {
                     self.to_sched(r);
                 }
-                self.write_run = Some(IoRequest { op: Op::Write, device, block, blocks: 1, sync, cause, arrival_ns: self.now, pid: 0 });
+                self.write_run = Some(IoRequest { op: Op::Write, device, block, blocks: 1, sync, cause, arrival_ns: self.now, pid });
             }
         }
     }
@@ -1035,7 +1170,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             time_ns,
             offset: r.block * self.s.page_size,
             length: r.blocks as u64 * self.s.page_size,
-            pid: 0,
+            pid: r.pid,
             device: r.device,
             op: r.op,
             file: None,
@@ -1045,13 +1180,78 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     fn to_sched(&mut self, r: IoRequest) {
         self.c.cache.requests_out += 1;
         self.c.cache.blocks_out += r.blocks as u64;
-        self.c.sched.requests_in += 1;
         if self.observe[Boundary::Cache as usize] {
             let q = self.as_request(&r, self.now);
             self.notify(Boundary::Cache, &q);
         }
+        if self.stage.is_some() {
+            self.through_stage(r);
+        } else {
+            self.sched_add(r);
+        }
+    }
+
+    #[inline]
+    fn sched_add(&mut self, r: IoRequest) {
+        self.c.sched.requests_in += 1;
         self.sched.add(r, self.now);
         self.sched_holds = true;
+    }
+
+    /// Offers `r` to the block stage and carries out what it decided.
+    #[inline(never)]
+    fn through_stage(&mut self, r: IoRequest) {
+        let stage = self.stage.as_mut().expect("a stage");
+        let mut out = std::mem::take(&mut self.stage_out);
+        self.c.blk.requests_in += 1;
+        self.c.blk.blocks_in += r.blocks as u64;
+        match stage.submit(r, self.now, &mut out) {
+            Submit::Pass => {
+                self.c.blk.passed += 1;
+                self.apply_stage(&mut out);
+                self.sched_add(r);
+            }
+            Submit::Take => {
+                self.c.blk.taken += 1;
+                self.apply_stage(&mut out);
+            }
+        }
+        self.stage_out = out;
+    }
+
+    /// Carries out (and clears) the actions a stage queued.
+    fn apply_stage(&mut self, out: &mut StageActions) {
+        for mut q in out.issue.drain(..) {
+            q.arrival_ns = self.now;
+            self.c.blk.issued += 1;
+            self.c.blk.issued_blocks += q.blocks as u64;
+            self.sched_add(q);
+        }
+        for (q, at) in out.serve.drain(..) {
+            let slot = match self.stage_serves_free.pop() {
+                Some(i) => {
+                    self.stage_serves[i as usize] = Some(q);
+                    i
+                }
+                None => {
+                    self.stage_serves.push(Some(q));
+                    (self.stage_serves.len() - 1) as u32
+                }
+            };
+            self.push(at.max(self.now), Kind::StageServe, slot);
+        }
+    }
+
+    /// A stage's serve event: the blocks of its request are complete now.
+    fn stage_served(&mut self, slot: u32) {
+        let r = self.stage_serves[slot as usize].take().expect("a request being served");
+        self.stage_serves_free.push(slot);
+        self.c.blk.served += 1;
+        self.c.blk.served_blocks += r.blocks as u64;
+        self.c.end_ns = self.now;
+        self.complete_blocks(&r);
+        self.fetch_complete(&r, false);
+        self.kick();
     }
 
     /// Hands requests to the device while it has room.
@@ -1081,7 +1281,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             };
             let service = if self.layers.is_empty() {
                 let s = self.device.service(&dreq, self.now);
-                self.device_served(&dreq, &s);
+                self.device_served(&dreq, &s, r.pid);
                 s
             } else {
                 let mut device = DeviceRef(&mut *self.device);
@@ -1089,18 +1289,21 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 let s = below.service(&dreq, self.now);
                 for i in 0..self.seen.len() {
                     let (q, s) = self.seen[i];
-                    self.device_served(&q, &s);
+                    self.device_served(&q, &s, r.pid);
                 }
                 self.seen.clear();
                 s
             };
+            if let Some(stage) = self.stage.as_mut() {
+                stage.dispatched(&r, &service, self.now);
+            }
             let slot = match self.in_device_free.pop() {
                 Some(i) => {
-                    self.in_device[i as usize] = Some(r);
+                    self.in_device[i as usize] = Some((r, service));
                     i
                 }
                 None => {
-                    self.in_device.push(Some(r));
+                    self.in_device.push(Some((r, service)));
                     (self.in_device.len() - 1) as u32
                 }
             };
@@ -1120,7 +1323,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     /// Accounts a request that reached the device.
     #[inline]
-    fn device_served(&mut self, q: &DeviceRequest, s: &Service) {
+    fn device_served(&mut self, q: &DeviceRequest, s: &Service, pid: u32) {
         let d = &mut self.c.device;
         d.requests += 1;
         let blocks = q.sectors.div_ceil(self.sectors_per_block);
@@ -1138,18 +1341,56 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         self.c.request_sizes.add(blocks);
         self.seqs.push(q.device, q.op.is_write(), q.sector, q.sectors, blocks, &mut self.c.sequence_sizes);
         if self.observe[Boundary::Device as usize] {
-            let r = Request { time_ns: s.start_ns, offset: q.sector * SECTOR, length: q.sectors * SECTOR, pid: 0, device: q.device, op: q.op, file: None };
+            let r = Request { time_ns: s.start_ns, offset: q.sector * SECTOR, length: q.sectors * SECTOR, pid, device: q.device, op: q.op, file: None };
             self.notify(Boundary::Device, &r);
         }
     }
 
     /// A dispatched request completed: every block in its range is done.
     fn device_done(&mut self, slot: u32) {
-        let r = self.in_device[slot as usize].take().expect("request in the device");
+        let (r, service) = self.in_device[slot as usize].take().expect("request in the device");
         self.c.end_ns = self.now;
         self.in_device_free.push(slot);
         self.in_device_count -= 1;
         self.sched.completed(&r, self.now);
+        self.charge_process(&r);
+        self.complete_blocks(&r);
+        if let Some(stage) = self.stage.as_mut() {
+            let mut out = std::mem::take(&mut self.stage_out);
+            stage.completed(&r, &service, self.now, &mut out);
+            self.apply_stage(&mut out);
+            self.stage_out = out;
+        }
+        self.fetch_complete(&r, true);
+        self.kick();
+    }
+
+    /// Tells the prefetcher that `r`'s blocks are complete, and issues what it asks for.
+    #[inline]
+    fn fetch_complete(&mut self, r: &IoRequest, by_device: bool) {
+        let done = Completion { op: r.op, device: r.device, block: r.block, blocks: r.blocks, cause: r.cause, pid: r.pid, by_device, time_ns: self.now };
+        let presence = Presence { policy: &*self.policy, blocks: &self.blocks, evicted_reads: self.evicted_reads };
+        self.fetch_buf.clear();
+        self.prefetcher.on_complete(&done, &presence, &mut self.fetch_buf);
+        if !self.fetch_buf.is_empty() {
+            self.fetches_at_completion(r.pid);
+        }
+    }
+
+    #[inline(never)]
+    fn fetches_at_completion(&mut self, pid: u32) {
+        self.acting_pid = pid;
+        let fetches = std::mem::take(&mut self.fetch_buf);
+        for f in &fetches {
+            self.prefetch(f, Key::MAX, false, pid);
+        }
+        self.fetch_buf = fetches;
+        self.flush_runs();
+    }
+
+    /// Every block in `r`'s range is complete: reads end their flight (a block evicted in
+    /// flight is now simply not cached), and the references waiting for them wake.
+    fn complete_blocks(&mut self, r: &IoRequest) {
         let write = r.op.is_write();
         for b in r.block..r.end() {
             let key = block_key(r.device, b);
@@ -1169,7 +1410,30 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             }
             self.wake(waiters);
         }
-        self.kick();
+    }
+
+    /// Charges a completed device request to the process it was for.
+    #[inline]
+    fn charge_process(&mut self, r: &IoRequest) {
+        let i = if self.last_done_proc.0 == r.pid {
+            self.last_done_proc.1
+        } else {
+            // A pid no process has (a request a block stage made up) is charged to nobody.
+            let Some(&i) = self.proc_of.get(&r.pid) else { return };
+            self.last_done_proc = (r.pid, i);
+            i
+        };
+        let rt = self.now - r.arrival_ns;
+        let d = &mut self.procs[i as usize].device;
+        d.requests += 1;
+        d.sync_requests += r.sync as u64;
+        if r.op.is_write() {
+            d.blocks_written += r.blocks as u64;
+        } else {
+            d.blocks_read += r.blocks as u64;
+        }
+        d.response_sum += rt as u128;
+        d.response_max = d.response_max.max(rt);
     }
 
     /// The flusher: writes back blocks dirty for longer than the expiry, then sleeps one
@@ -1188,19 +1452,19 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 if expired {
                     st.flags &= !DIRTY;
                 }
-                expired
+                expired.then_some(st.dirty_pid)
             });
-            if expired == Some(true) {
-                self.flush_buf.push(key);
+            if let Some(Some(pid)) = expired {
+                self.flush_buf.push((key, pid));
             }
         }
-        // Disk order, so contiguous dirty blocks leave as one request.
+        // Disk order, so contiguous dirty blocks of one process leave as one request.
         let mut keys = std::mem::take(&mut self.flush_buf);
-        keys.sort_unstable();
-        for &k in &keys {
+        keys.sort_unstable_by_key(|&(k, _)| k);
+        for &(k, pid) in &keys {
             let (device, block) = split_block_key(k);
             self.c.cache.writeback_flush += 1;
-            self.push_write(device, block, Cause::Writeback, false);
+            self.push_write(device, block, Cause::Writeback, false, pid);
         }
         self.flush_buf = keys;
         self.flush_runs();
@@ -1233,6 +1497,12 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 elapsed_ns: p.end_ns.saturating_sub(p.start_ns),
                 mean_response_ns: if p.requests == 0 { 0.0 } else { p.response_sum as f64 / p.requests as f64 },
                 max_response_ns: p.response_max,
+                device_requests: p.device.requests,
+                device_sync_requests: p.device.sync_requests,
+                device_blocks_read: p.device.blocks_read,
+                device_blocks_written: p.device.blocks_written,
+                device_mean_response_ns: if p.device.requests == 0 { 0.0 } else { p.device.response_sum as f64 / p.device.requests as f64 },
+                device_max_response_ns: p.device.response_max,
             })
             .collect();
         v.sort_by_key(|p| p.pid);

@@ -22,13 +22,15 @@
 mod config;
 mod blocks;
 mod engine;
+#[cfg(test)]
+mod hook_tests;
 mod observers;
 mod report;
 
 pub use config::{FileSizes, Processes, Replay, Resolved, StackConfig, Think, WritePolicy};
 pub use engine::{Boundary, BoundaryObserver};
 pub use observers::{DumpObserver, ProbeObserver, SharedProbe};
-pub use report::{BoundaryLocality, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, SchedCounts, TimedReport};
+pub use report::{BlkCounts, BlkReport, BoundaryLocality, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, SchedCounts, TimedReport};
 
 use std::any::Any;
 use std::path::{Path, PathBuf};
@@ -177,6 +179,11 @@ impl TimedRun {
         }
     }
 
+    /// Puts `stage` between the page cache and the scheduler (see [`crate::blk::BlockStage`]).
+    pub fn set_stage(&mut self, stage: Box<dyn crate::blk::BlockStage>) {
+        with_engine!(&mut self.engine, e => e.set_stage(stage));
+    }
+
     /// Observes the stream crossing `boundary` (locality probes, dumps).
     pub fn observe(&mut self, boundary: Boundary, observer: Box<dyn BoundaryObserver>) {
         with_engine!(&mut self.engine, e => e.add_observer(boundary, observer));
@@ -245,7 +252,7 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
             probes.insert(b.name().to_string(), v);
         }
     }
-    let resolved = serde_json::json!({
+    let mut resolved = serde_json::json!({
         "policy": e.policy().name(),
         "cache": format!("{} blocks of {} bytes", config.resolve().map(|r| r.cache_blocks).unwrap_or(0), config.page_size),
         "prefetch": e.prefetcher().name(),
@@ -254,6 +261,10 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         "device": e.device().name(),
         "device_parameters": e.device().parameters(),
         "replay": match config.replay { Replay::Closed => format!("closed, think {}", config.think), Replay::Open => "open".to_string() },
+    });
+    let blk = e.stage().map(|st| {
+        resolved["blk"] = serde_json::Value::String(st.name());
+        BlkReport { name: st.name(), counts: e.c.blk.clone(), stage: st.report() }
     });
     let c = &e.c;
     let hit_ratio = if c.cache.accesses == 0 { 0.0 } else { c.cache.hits as f64 / c.cache.accesses as f64 };
@@ -270,10 +281,12 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         sched: c.sched.clone(),
         device: c.device.clone(),
         response: c.response.summary(),
+        blk,
         processes: e.process_reports(),
         locality,
         probes,
         skipped: e.skipped,
+        warnings: e.order.warnings(),
     })
 }
 

@@ -180,6 +180,35 @@ pub struct DeviceCounts {
     pub sequences: BTreeMap<u64, u64>,
 }
 
+/// What the block stage did (see [`crate::blk`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BlkCounts {
+    /// Requests (and blocks) the page cache sent through the stage.
+    pub requests_in: u64,
+    pub blocks_in: u64,
+    /// Of those, passed on to the scheduler, and taken by the stage.
+    pub passed: u64,
+    pub taken: u64,
+    /// Requests of the stage's own sent to the scheduler, and their blocks.
+    pub issued: u64,
+    pub issued_blocks: u64,
+    /// Requests the stage served from its memory, and their blocks.
+    pub served: u64,
+    pub served_blocks: u64,
+}
+
+/// The block stage's part of the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BlkReport {
+    /// The stage's name with its parameters.
+    pub name: String,
+    #[serde(flatten)]
+    pub counts: BlkCounts,
+    /// What the stage itself reports.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub stage: serde_json::Value,
+}
+
 /// Per-process results.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcessReport {
@@ -191,6 +220,17 @@ pub struct ProcessReport {
     pub elapsed_ns: u64,
     pub mean_response_ns: f64,
     pub max_response_ns: u64,
+    /// Requests the device served for this process: dispatched requests whose
+    /// [`crate::sched::IoRequest::pid`] is this process (a request the scheduler merged from
+    /// several processes' parts counts for its first part's process, with all its blocks).
+    pub device_requests: u64,
+    /// Of those, the synchronous ones (demand reads and write-through writes).
+    pub device_sync_requests: u64,
+    pub device_blocks_read: u64,
+    pub device_blocks_written: u64,
+    /// Response time of those requests: from entering the scheduler to completion.
+    pub device_mean_response_ns: f64,
+    pub device_max_response_ns: u64,
 }
 
 /// A count per size in blocks, kept while the run goes on: sizes up to [`Self::DENSE`] in an
@@ -283,6 +323,9 @@ pub struct TimedReport {
     pub sched: SchedCounts,
     pub device: DeviceCounts,
     pub response: Percentiles,
+    /// The block stage between the page cache and the scheduler (absent without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blk: Option<BlkReport>,
     pub processes: Vec<ProcessReport>,
     /// Locality of the stream crossing each boundary (`null` with `locality = false`).
     #[serde(default)]
@@ -292,6 +335,10 @@ pub struct TimedReport {
     pub probes: BTreeMap<String, serde_json::Value>,
     /// Trace lines or records skipped as invalid.
     pub skipped: u64,
+    /// What the replay found questionable in the trace (e.g. processes that do not interleave
+    /// as their times say), one line per kind; absent when there is nothing to say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The locality reports of the four boundaries, top of the stack first: the requests the
@@ -364,7 +411,8 @@ impl TimedReport {
             }
         }
         for p in self.processes.iter().take(16) {
-            let _ = writeln!(s, "pid {:<6}{} requests, elapsed {}, mean response {}", p.pid, p.requests, ms(p.elapsed_ns), ms(p.mean_response_ns as u64));
+            let _ = writeln!(s, "pid {:<6}{} requests, elapsed {}, mean response {}; device {} requests ({} blocks), mean response {}", p.pid, p.requests,
+                ms(p.elapsed_ns), ms(p.mean_response_ns as u64), p.device_requests, p.device_blocks_read + p.device_blocks_written, ms(p.device_mean_response_ns as u64));
         }
         if self.processes.len() > 16 {
             let _ = writeln!(s, "... {} more processes (see --json)", self.processes.len() - 16);
