@@ -6,4 +6,11 @@
 //! - [`train`]: the off-line training program (§3.3, l.114-116), run against any device model;
 //!   the result is what experiments start from, as the paper's kernel loads trained tables at boot.
 
+//! - [`virtual_disk`]: the virtual disk (§3.2): copies of the real requests, shared, waiting and
+//!   process queues with the dependency rules R1-R4, its own scheduler, timed by the table;
+//! - [`accuracy`]: the virtual disk run beside a real (modelled) one, its table updated from the
+//!   real service times, and the per-window difference of their I/O times (Fig. 3, Table 1).
+
+pub mod accuracy;
 pub mod train;
+pub mod virtual_disk;
