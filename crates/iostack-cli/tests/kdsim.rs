@@ -59,3 +59,29 @@ fn gen_lists_and_writes_the_paper_benchmarks() {
     assert!(stderr(&o).contains("aip.runs"), "{}", stderr(&o));
     assert!(!d.path().join("b.csv").exists());
 }
+
+#[test]
+fn accuracy_reports_windows() {
+    let d = tempfile::tempdir().unwrap();
+    let o = iostack(&["gen", "tac", "--param", "file_size=8MiB", "-o", "t.csv"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dev = "hdd:st3400620as,capacity=2GiB";
+    let o = iostack(&["kdsim", "train", "--device", dev, "-o", "T.json", "--samples", "2"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = iostack(&["kdsim", "accuracy", "t.csv", "--device", dev, "--table", "T.json", "--json", "--window", "100"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let w = v["windows"].as_array().unwrap();
+    assert!(w.len() > 3);
+    for x in w {
+        for k in ["start", "requests", "vd_ms", "rd_ms", "diff_pct"] {
+            assert!(x.get(k).is_some(), "{k} missing in {x}");
+        }
+    }
+    assert_eq!(w[1]["start"], 100);
+    assert!(v["mean_abs_diff_pct"].as_f64().unwrap() >= 0.0);
+    // A table for another capacity: a one-line error.
+    let o = iostack(&["kdsim", "accuracy", "t.csv", "--device", "hdd:st3400620as", "--table", "T.json"], d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("T.json is a table for 2147483648 bytes"), "{}", stderr(&o));
+}

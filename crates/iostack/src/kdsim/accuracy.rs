@@ -241,12 +241,22 @@ pub fn starting_table(config: &crate::engine::timed::StackConfig, acc: &Accuracy
     Ok(table)
 }
 
-/// Replays `reader`'s trace through `config`'s stack with the virtual disk beside the real one.
+/// Replays the trace `open` opens through `config`'s stack with the virtual disk beside the real
+/// one.
 pub fn run(
     config: &crate::engine::timed::StackConfig,
     acc: &AccuracyConfig,
     open: &mut dyn FnMut() -> Result<Box<dyn crate::trace::TraceReader>, crate::error::Error>,
 ) -> Result<(crate::engine::timed::TimedReport, Accuracy), crate::error::Error> {
+    run_with_table(config, acc, open).map(|(r, a, _)| (r, a))
+}
+
+/// [`run`], also giving the virtual disk's table at the end.
+pub fn run_with_table(
+    config: &crate::engine::timed::StackConfig,
+    acc: &AccuracyConfig,
+    open: &mut dyn FnMut() -> Result<Box<dyn crate::trace::TraceReader>, crate::error::Error>,
+) -> Result<(crate::engine::timed::TimedReport, Accuracy, TableModel), crate::error::Error> {
     if acc.window == 0 {
         return Err(crate::error::ConfigError::new("--window", "a window holds at least one request").into());
     }
@@ -258,7 +268,8 @@ pub fn run(
     let mut run = crate::engine::timed::TimedRun::new(config)?;
     run.set_stage(Box::new(stage));
     let report = crate::engine::timed::run_built(run, open, Vec::new())?;
-    Ok((report, handle.result()))
+    let result = handle.result();
+    Ok((report, result, handle.table()))
 }
 
 #[cfg(test)]
