@@ -42,6 +42,8 @@ enum Command {
     Devices(commands::devices::Args),
     /// Run a paper reproduction: the paper's figure beside iostack's.
     Repro(commands::repro::Args),
+    /// KDSim: train a table disk model, measure the virtual disk's accuracy.
+    Kdsim(commands::kdsim::Args),
 }
 
 /// Runs the command line with `args` (including the program name); returns the exit code.
@@ -69,6 +71,7 @@ where
         Command::Demo(a) => commands::demo::run(a, &out),
         Command::Devices(a) => commands::devices::run(a, &out),
         Command::Repro(a) => commands::repro::run(a, &out),
+        Command::Kdsim(a) => commands::kdsim::run(a, &out),
     };
     match result {
         Ok(()) => 0,

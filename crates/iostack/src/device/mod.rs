@@ -10,6 +10,8 @@
 //! - [`hdd`]: a mechanical disk: seek curve, rotation with the platter position tracked, zoned
 //!   media rate, head and track switches, and the drive's segmented cache with read-ahead.
 //! - [`ssd`]: a flash SSD: per-page read/program latency, channel striping, a small write buffer.
+//! - [`table`]: KDSim's learned table: service time by request size and distance from the
+//!   previous request, read from a JSON file (`table:PATH`).
 //!
 //! [`build`] makes a device from a spec such as `hdd:st3400620as,cache=off,segments=16`;
 //! [`PRESETS`] lists the presets. [`figures`] measures a device with a fixed, seeded workload.
@@ -18,6 +20,7 @@ pub mod figures;
 pub mod fixed;
 pub mod hdd;
 pub mod ssd;
+pub mod table;
 
 use crate::error::ConfigError;
 use crate::trace::Op;
@@ -137,7 +140,8 @@ pub fn build_model(spec: &str) -> Result<BuiltDevice, ConfigError> {
         "fixed" => Ok(BuiltDevice::Other(Box::new(fixed::Fixed::from_spec(s)?))),
         "hdd" => Ok(BuiltDevice::Hdd(Box::new(hdd::Hdd::from_spec(s)?))),
         "ssd" => Ok(BuiltDevice::Other(Box::new(ssd::Ssd::from_spec(s)?))),
-        other => Err(ConfigError::unknown("--device", "device model", other, &["fixed", "hdd", "ssd"])),
+        "table" => Ok(BuiltDevice::Other(Box::new(table::Table::from_spec(s)?))),
+        other => Err(ConfigError::unknown("--device", "device model", other, &["fixed", "hdd", "ssd", "table"])),
     }
 }
 

@@ -47,6 +47,12 @@ pub mod extremes;
 pub mod zipf;
 pub mod spc2;
 pub mod mixed_files;
+pub mod streams;
+pub mod tac;
+pub mod stride;
+pub mod ior;
+pub mod lkr;
+pub mod composite;
 
 /// How requests arrive.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -175,6 +181,21 @@ impl GenParams {
         }
     }
 
+    /// A size (`8KiB`, `1GiB`; a plain number is bytes).
+    pub fn bytes(&mut self, key: &str, default: u64) -> Result<u64, ConfigError> {
+        match self.take(key) {
+            None => Ok(default),
+            Some(v) => match crate::units::Size::parse(&format!("{}.{key}", self.generator), &v)? {
+                crate::units::Size::Bytes(b) | crate::units::Size::Count(b) => Ok(b),
+            },
+        }
+    }
+
+    /// A text value.
+    pub fn text(&mut self, key: &str) -> Option<String> {
+        self.take(key)
+    }
+
     pub fn bool(&mut self, key: &str, default: bool) -> Result<bool, ConfigError> {
         match self.take(key) {
             None => Ok(default),
@@ -230,7 +251,8 @@ pub fn sampled(name: &str, common: &Common, sampler: Box<dyn ObjectSampler>) -> 
 /// Every generator, in the order `iostack gen --list` shows them.
 pub const GENERATORS: &[GeneratorInfo] = &[zipf::INFO, uniform::INFO,
     extremes::HOT_NEAR, extremes::HOT_FAR, extremes::COLD_NEAR, extremes::COLD_FAR,
-    spc2::INFO, mixed_files::INFO];
+    spc2::INFO, mixed_files::INFO,
+    tac::INFO, stride::INFO, ior::INFO, lkr::INFO, composite::AIR, composite::AIP];
 
 /// The generator called `name`; the error lists the valid names.
 pub fn generator(name: &str) -> Result<&'static GeneratorInfo, ConfigError> {

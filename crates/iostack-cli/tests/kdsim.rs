@@ -1,0 +1,87 @@
+//! `iostack kdsim`, run as a user runs it.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn iostack(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iostack")).args(args).current_dir(dir).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn train_writes_a_table_that_loads_as_a_device() {
+    let d = tempfile::tempdir().unwrap();
+    let dev = "hdd:st3400620as,capacity=2GiB";
+    let o = iostack(&["kdsim", "train", "--device", dev, "--output", "T.json", "--samples", "2", "--seed", "3"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a = std::fs::read(d.path().join("T.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&a).unwrap();
+    assert_eq!(v["capacity_bytes"], 2u64 << 30);
+    assert_eq!(v["read"].as_array().unwrap().len(), 32);
+    // Same seed, same table.
+    let o = iostack(&["kdsim", "train", "--device", dev, "-o", "U.json", "--samples", "2", "--seed", "3"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(d.path().join("U.json")).unwrap(), a);
+    let o = iostack(&["devices", "table:T.json", "--json"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["parameters"]["columns"], 20);
+    // Bad input: a one-line error, nothing written.
+    let o = iostack(&["kdsim", "train", "--device", "fixed:1ms", "-o", "F.json"], d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--capacity"), "{}", stderr(&o));
+    assert!(!d.path().join("F.json").exists());
+    std::fs::write(d.path().join("bad.json"), r#"{"capacity_bytes": 1, "values_per_cell": 64, "read": [], "write": []}"#).unwrap();
+    let o = iostack(&["devices", "table:bad.json"], d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("bad.json: read: 0 rows"), "{}", stderr(&o));
+}
+
+#[test]
+fn gen_lists_and_writes_the_paper_benchmarks() {
+    let d = tempfile::tempdir().unwrap();
+    let o = iostack(&["gen", "--list"], d.path());
+    let list = String::from_utf8_lossy(&o.stdout).into_owned();
+    for g in ["tac ", "stride ", "ior ", "lkr ", "air ", "aip "] {
+        assert!(list.contains(g), "{g} missing from\n{list}");
+    }
+    let o = iostack(&["gen", "stride", "--param", "pattern=512k-sr", "--processes", "2", "-o", "s.csv"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(d.path().join("s.csv")).unwrap();
+    assert_eq!(text.lines().count(), 1 + 2 * 8132);
+    let o = iostack(&["gen", "aip", "--param", "file_size=1MiB", "--param", "lkr_files=20", "--param", "lkr_dirs=3", "--param", "runs=1:1:1:1:2", "-o", "a.csv"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = iostack(&["gen", "aip", "--param", "runs=1:x", "-o", "b.csv"], d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("aip.runs"), "{}", stderr(&o));
+    assert!(!d.path().join("b.csv").exists());
+}
+
+#[test]
+fn accuracy_reports_windows() {
+    let d = tempfile::tempdir().unwrap();
+    let o = iostack(&["gen", "tac", "--param", "file_size=8MiB", "-o", "t.csv"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dev = "hdd:st3400620as,capacity=2GiB";
+    let o = iostack(&["kdsim", "train", "--device", dev, "-o", "T.json", "--samples", "2"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = iostack(&["kdsim", "accuracy", "t.csv", "--device", dev, "--table", "T.json", "--json", "--window", "100"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let w = v["windows"].as_array().unwrap();
+    assert!(w.len() > 3);
+    for x in w {
+        for k in ["start", "requests", "vd_ms", "rd_ms", "diff_pct"] {
+            assert!(x.get(k).is_some(), "{k} missing in {x}");
+        }
+    }
+    assert_eq!(w[1]["start"], 100);
+    assert!(v["mean_abs_diff_pct"].as_f64().unwrap() >= 0.0);
+    // A table for another capacity: a one-line error.
+    let o = iostack(&["kdsim", "accuracy", "t.csv", "--device", "hdd:st3400620as", "--table", "T.json"], d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("T.json is a table for 2147483648 bytes"), "{}", stderr(&o));
+}

@@ -1,0 +1,518 @@
+//! KDSim's virtual disk (paper §3.2, l.56-60 and l.89-112; spec §1.2, §1.4, K5).
+//!
+//! A second disk that serves *virtual requests*: copies of the requests entering the real
+//! scheduler (process, type, block range, synchronous or not), with no data. It has its own
+//! instance of the real disk's scheduler and is timed by a [`TableModel`]: one request in service
+//! at a time, its I/O time the table's answer for its size and its distance from the end of the
+//! previous request the virtual disk served.
+//!
+//! Copies do not enter its scheduler at once. They arrive in the *shared queue*, move in FIFO order
+//! to the *waiting queue*, and from there to the scheduler queue (and the *process queue*, which
+//! holds every request in the scheduler or in service until it completes) only when their
+//! dependencies are resolved (l.103-106):
+//! - R1: a write moves at once;
+//! - R2: a synchronous read of process p moves only if no other synchronous read of p is ahead of
+//!   it in the waiting queue and none is in the process queue (the process is blocked on it): a
+//!   process issues its next synchronous read only after the previous one completed;
+//! - R3: an asynchronous read of p moves only if no synchronous read of p is ahead of it in the
+//!   waiting queue;
+//! - R4: the first request of a new process moves only after the last request its parent issued
+//!   before creating it has been served; a parent that waits for its child has none of its new
+//!   requests moved until the child exits.
+//!
+//! The rules are evaluated whenever a request arrives or completes, scanning the waiting queue in
+//! arrival order; a blocked request does not block later eligible ones, and the requests moved keep
+//! their order. A request's *service time* runs from its insertion into the scheduler queue to its
+//! completion (K5: the time in the waiting queue is left out, which keeps a slower simulated system
+//! from running up unbounded queueing delay); its *I/O time* is its share, by blocks, of the table
+//! time of the dispatched request that served it (the scheduler may merge copies).
+//!
+//! The disk is advanced lazily: [`VirtualDisk::advance`] runs its events (completions, scheduler
+//! wake-ups) up to a time, and every arrival first advances to the arrival time. It never feeds
+//! back into the real system; callers read what completed with [`VirtualDisk::take_completed`].
+
+use std::collections::{HashMap, VecDeque};
+
+use crate::device::table::{Head, TableModel};
+use crate::device::SECTOR;
+use crate::sched::{Cause, IoRequest, Scheduler};
+use crate::trace::Op;
+
+/// A copy of a request entering the real scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VirtualRequest {
+    /// The caller's identifier (e.g. its arrival number), returned at completion.
+    pub id: u64,
+    pub pid: u32,
+    pub op: Op,
+    /// First block and blocks, in pages of the disk's page size.
+    pub block: u64,
+    pub blocks: u32,
+    /// A process waits for it (a demand read).
+    pub sync: bool,
+}
+
+/// A virtual request served.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VirtualCompletion {
+    pub id: u64,
+    pub op: Op,
+    pub blocks: u32,
+    pub sync: bool,
+    /// Arrival at the virtual disk, insertion into its scheduler, completion (ns).
+    pub arrival_ns: u64,
+    pub queued_ns: u64,
+    pub finish_ns: u64,
+    /// Its share of the table time of the request that served it (ns).
+    pub io_ns: f64,
+}
+
+impl VirtualCompletion {
+    /// Service time (K5): scheduler insertion to completion.
+    pub fn service_ns(&self) -> u64 {
+        self.finish_ns - self.queued_ns
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    req: VirtualRequest,
+    arrival_ns: u64,
+    queued_ns: u64,
+    /// Serial of the parent's request this one must wait for (R4), if any.
+    after_serial: Option<u64>,
+    serial: u64,
+}
+
+/// Process-tree state for R4.
+#[derive(Debug, Clone, Default)]
+struct ProcState {
+    /// Sync reads of this process in the process queue (scheduler or service).
+    sync_in_flight: u32,
+    /// R4: this process may not start before its parent's request of this serial is served.
+    start_after: Option<u64>,
+    /// R4: the process waits for these children to exit before any new request moves.
+    waiting_for: Vec<u32>,
+    /// The serial of the last request this process issued.
+    last_serial: Option<u64>,
+    started: bool,
+}
+
+/// Matches the block range of a dispatched (possibly merged) request with the requests it
+/// serves: the undispatched ones of its direction inside its range, in arrival order, until
+/// their blocks add up to its length.
+#[derive(Debug, Default, Clone)]
+pub struct PartMatcher<T: Copy> {
+    pending: Vec<(Op, u64, u32, T)>,
+}
+
+impl<T: Copy> PartMatcher<T> {
+    pub fn add(&mut self, op: Op, block: u64, blocks: u32, tag: T) {
+        self.pending.push((op, block, blocks, tag));
+    }
+
+    /// The parts of a dispatched request, removed from the pending ones.
+    pub fn take(&mut self, op: Op, block: u64, blocks: u32) -> Vec<(u32, T)> {
+        let end = block + blocks as u64;
+        let mut left = blocks as u64;
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < self.pending.len() && left > 0 {
+            let (o, b, n, t) = self.pending[i];
+            if o == op && b >= block && b + n as u64 <= end && n as u64 <= left {
+                out.push((n, t));
+                left -= n as u64;
+                self.pending.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        out
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pending.is_empty()
+    }
+}
+
+/// The request in service.
+struct InService {
+    req: IoRequest,
+    io_ns: u64,
+    finish_ns: u64,
+    parts: Vec<(u32, u64)>,
+}
+
+/// KDSim's virtual disk.
+pub struct VirtualDisk {
+    sched: Box<dyn Scheduler>,
+    table: TableModel,
+    page_bytes: u64,
+    head: Head,
+    clock: u64,
+    next_serial: u64,
+    shared: VecDeque<Pending>,
+    waiting: Vec<Pending>,
+    /// Requests in the scheduler or in service, by serial.
+    process_queue: HashMap<u64, Pending>,
+    matcher: PartMatcher<u64>,
+    procs: HashMap<u32, ProcState>,
+    /// Serials served (for R4's "served" check): the smallest serial not yet served is enough
+    /// only in FIFO order, so keep the set of unserved serials instead.
+    unserved: std::collections::BTreeSet<u64>,
+    in_service: Option<InService>,
+    completed: Vec<VirtualCompletion>,
+}
+
+impl VirtualDisk {
+    /// A virtual disk with its own scheduler and table, requests in pages of `page_bytes`.
+    pub fn new(sched: Box<dyn Scheduler>, table: TableModel, page_bytes: u64) -> VirtualDisk {
+        VirtualDisk {
+            sched,
+            table,
+            page_bytes,
+            head: Head::default(),
+            clock: 0,
+            next_serial: 0,
+            shared: VecDeque::new(),
+            waiting: Vec::new(),
+            process_queue: HashMap::new(),
+            matcher: PartMatcher::default(),
+            procs: HashMap::new(),
+            unserved: Default::default(),
+            in_service: None,
+            completed: Vec::new(),
+        }
+    }
+
+    pub fn table(&self) -> &TableModel {
+        &self.table
+    }
+
+    /// The table, for on-line updates from the real disk.
+    pub fn table_mut(&mut self) -> &mut TableModel {
+        &mut self.table
+    }
+
+    /// Requests not yet completed (shared, waiting, scheduler, service).
+    pub fn outstanding(&self) -> usize {
+        self.shared.len() + self.waiting.len() + self.process_queue.len()
+    }
+
+    /// The virtual disk's time.
+    pub fn now(&self) -> u64 {
+        self.clock
+    }
+
+    /// R4: `child` is created by `parent` now (after every request `parent` has issued so far);
+    /// with `waits`, the parent's new requests wait for the child's exit.
+    pub fn fork(&mut self, parent: u32, child: u32, waits: bool) {
+        let after = self.procs.get(&parent).and_then(|p| p.last_serial);
+        let c = self.procs.entry(child).or_default();
+        c.start_after = after;
+        if waits {
+            self.procs.entry(parent).or_default().waiting_for.push(child);
+        }
+    }
+
+    /// R4: `pid` exited; a parent waiting for it may go on.
+    pub fn exit(&mut self, pid: u32, now_ns: u64) {
+        self.advance(now_ns);
+        for p in self.procs.values_mut() {
+            p.waiting_for.retain(|&c| c != pid);
+        }
+        self.step();
+    }
+
+    /// A copy arrives at `now_ns` (non-decreasing).
+    pub fn submit(&mut self, req: VirtualRequest, now_ns: u64) {
+        self.advance(now_ns);
+        let serial = self.next_serial;
+        self.next_serial += 1;
+        let st = self.procs.entry(req.pid).or_default();
+        let after_serial = if st.started { None } else { st.start_after };
+        st.started = true;
+        st.last_serial = Some(serial);
+        self.unserved.insert(serial);
+        self.shared.push_back(Pending { req, arrival_ns: now_ns, queued_ns: 0, after_serial, serial });
+        self.step();
+    }
+
+    /// Runs the disk's events up to `t`.
+    pub fn advance(&mut self, t: u64) {
+        loop {
+            if let Some(s) = &self.in_service {
+                if s.finish_ns > t {
+                    break;
+                }
+                self.clock = s.finish_ns;
+                self.complete();
+                self.step();
+                continue;
+            }
+            // Idle with requests held back by the scheduler: its wake-up.
+            match self.sched.wake_at() {
+                Some(w) if self.sched.queued() > 0 && w <= t && w > self.clock => {
+                    self.clock = w;
+                    self.dispatch();
+                }
+                _ => break,
+            }
+        }
+        self.clock = self.clock.max(t);
+    }
+
+    /// Runs until every request has completed (the end of a run).
+    pub fn drain(&mut self) {
+        let mut guard = 0u64;
+        while self.outstanding() > 0 {
+            let next = match &self.in_service {
+                Some(s) => s.finish_ns,
+                None => match self.sched.wake_at() {
+                    Some(w) if self.sched.queued() > 0 => w.max(self.clock + 1),
+                    _ => break,
+                },
+            };
+            self.advance(next);
+            guard += 1;
+            if guard > 1 << 40 {
+                break;
+            }
+        }
+    }
+
+    /// What completed since the last call, in completion order.
+    pub fn take_completed(&mut self) -> Vec<VirtualCompletion> {
+        std::mem::take(&mut self.completed)
+    }
+
+    /// Moves eligible requests and starts service if the disk is idle.
+    fn step(&mut self) {
+        self.move_waiting();
+        self.dispatch();
+    }
+
+    /// The move rules R1-R4, scanning the waiting queue in arrival order.
+    fn move_waiting(&mut self) {
+        self.waiting.extend(self.shared.drain(..));
+        let mut i = 0;
+        // Per process, whether a sync read of it was passed over (blocked) earlier in this scan.
+        let mut sync_ahead: HashMap<u32, bool> = HashMap::new();
+        while i < self.waiting.len() {
+            let p = self.waiting[i];
+            let pid = p.req.pid;
+            let (sync_in_flight, parent_waits) = self.procs.get(&pid).map_or((0, false), |st| (st.sync_in_flight, !st.waiting_for.is_empty()));
+            let blocked_by_tree = parent_waits || p.after_serial.is_some_and(|s| self.unserved.contains(&s));
+            let ahead = sync_ahead.get(&pid).copied().unwrap_or(false);
+            let eligible = !blocked_by_tree
+                && match (p.req.op, p.req.sync) {
+                    (Op::Write, _) => true,
+                    (_, true) => !ahead && sync_in_flight == 0,
+                    (_, false) => !ahead,
+                };
+            if eligible {
+                let mut p = self.waiting.remove(i);
+                p.queued_ns = self.clock;
+                self.enqueue(p);
+            } else {
+                if p.req.op != Op::Write && p.req.sync {
+                    sync_ahead.insert(pid, true);
+                }
+                i += 1;
+            }
+        }
+    }
+
+    fn enqueue(&mut self, p: Pending) {
+        if p.req.op != Op::Write && p.req.sync {
+            self.procs.entry(p.req.pid).or_default().sync_in_flight += 1;
+        }
+        let r = p.req;
+        self.matcher.add(r.op, r.block, r.blocks, p.serial);
+        self.process_queue.insert(p.serial, p);
+        let io = IoRequest {
+            op: r.op,
+            device: 0,
+            block: r.block,
+            blocks: r.blocks,
+            sync: r.sync,
+            cause: if r.op == Op::Write { Cause::Writeback } else if r.sync { Cause::Demand } else { Cause::Prefetch },
+            arrival_ns: self.clock,
+            pid: r.pid,
+        };
+        self.sched.add(io, self.clock);
+    }
+
+    fn dispatch(&mut self) {
+        if self.in_service.is_some() || self.sched.queued() == 0 {
+            return;
+        }
+        let Some(req) = self.sched.dispatch(self.clock) else { return };
+        let sectors_per_page = self.page_bytes / SECTOR;
+        let d = self.head.advance(req.block * sectors_per_page, req.blocks as u64 * sectors_per_page);
+        let io_ns = self.table.estimate(req.op, req.blocks as u64 * self.page_bytes, d);
+        let parts = self.matcher.take(req.op, req.block, req.blocks);
+        self.in_service = Some(InService { req, io_ns, finish_ns: self.clock + io_ns, parts });
+    }
+
+    fn complete(&mut self) {
+        let s = self.in_service.take().expect("a request in service");
+        let total: u64 = s.parts.iter().map(|(n, _)| *n as u64).sum::<u64>().max(1);
+        for (n, serial) in s.parts {
+            let p = self.process_queue.remove(&serial).expect("a dispatched part is in the process queue");
+            self.unserved.remove(&serial);
+            if p.req.op != Op::Write && p.req.sync {
+                if let Some(st) = self.procs.get_mut(&p.req.pid) {
+                    st.sync_in_flight -= 1;
+                }
+            }
+            self.completed.push(VirtualCompletion {
+                id: p.req.id,
+                op: p.req.op,
+                blocks: p.req.blocks,
+                sync: p.req.sync,
+                arrival_ns: p.arrival_ns,
+                queued_ns: p.queued_ns,
+                finish_ns: s.finish_ns,
+                io_ns: s.io_ns as f64 * n as f64 / total as f64,
+            });
+        }
+        self.sched.completed(&s.req, s.finish_ns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::SchedLimits;
+
+    /// A disk whose every request takes 1 ms (one trained value, repeated everywhere).
+    fn disk(max_blocks: u32) -> VirtualDisk {
+        let mut t = TableModel::new(1 << 30, 64).unwrap();
+        t.observe(Op::Read, 4096, 0, 1_000_000);
+        let sched = crate::sched::build("noop", SchedLimits { max_blocks }).unwrap();
+        VirtualDisk::new(sched, t, 4096)
+    }
+
+    fn read(id: u64, pid: u32, block: u64, sync: bool) -> VirtualRequest {
+        VirtualRequest { id, pid, op: Op::Read, block, blocks: 1, sync }
+    }
+
+    fn done(vd: &mut VirtualDisk) -> Vec<(u64, u64, u64)> {
+        vd.take_completed().iter().map(|c| (c.id, c.queued_ns, c.finish_ns)).collect()
+    }
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn r1_writes_move_at_once() {
+        let mut vd = disk(1);
+        vd.submit(read(0, 1, 0, true), 0);
+        // Far apart so that nothing merges; all writes queued at once behind the read.
+        for i in 1..4 {
+            vd.submit(VirtualRequest { id: i, pid: 1, op: Op::Write, block: 100 * i, blocks: 1, sync: false }, 0);
+        }
+        vd.drain();
+        assert_eq!(done(&mut vd), vec![(0, 0, MS), (1, 0, 2 * MS), (2, 0, 3 * MS), (3, 0, 4 * MS)]);
+    }
+
+    #[test]
+    fn r2_a_sync_read_waits_for_the_previous_one() {
+        let mut vd = disk(1);
+        vd.submit(read(0, 1, 0, true), 0);
+        vd.submit(read(1, 1, 50, true), 0);
+        // Another process's sync read is not held back.
+        vd.submit(read(2, 2, 90, true), 0);
+        vd.drain();
+        // Request 1 enters the scheduler only when request 0 completes (at 1 ms); its service time
+        // leaves out the waiting.
+        let c = done(&mut vd);
+        assert_eq!(c, vec![(0, 0, MS), (2, 0, 2 * MS), (1, MS, 3 * MS)]);
+    }
+
+    #[test]
+    fn r2_a_sync_read_already_in_the_scheduler_blocks_the_next() {
+        let mut vd = disk(1);
+        // Process 2 keeps the disk busy; process 1's first sync read is queued in the scheduler
+        // (not dispatched) when its second arrives.
+        vd.submit(read(0, 2, 500, false), 0);
+        vd.submit(read(1, 1, 0, true), 0);
+        assert_eq!(vd.waiting.len(), 0);
+        vd.submit(read(2, 1, 50, true), 10);
+        assert_eq!(vd.waiting.len(), 1, "held while the first is in the scheduler");
+        vd.drain();
+        assert_eq!(done(&mut vd), vec![(0, 0, MS), (1, 0, 2 * MS), (2, 2 * MS, 3 * MS)]);
+    }
+
+    #[test]
+    fn r2_r3_async_reads_and_order() {
+        let mut vd = disk(1);
+        vd.submit(read(0, 1, 0, true), 0);
+        // An async read of the same process goes in even with its sync read in the scheduler...
+        vd.submit(read(1, 1, 100, false), 0);
+        assert_eq!(vd.waiting.len(), 0);
+        // ...but not past a sync read of its process that waits ahead of it (R3).
+        vd.submit(read(2, 1, 200, true), 0);
+        vd.submit(read(3, 1, 300, false), 0);
+        assert_eq!(vd.waiting.iter().map(|p| p.req.id).collect::<Vec<_>>(), vec![2, 3]);
+        // A sync read may enter while an async read of its process is in the scheduler.
+        vd.drain();
+        let c = done(&mut vd);
+        assert_eq!(c[0], (0, 0, MS));
+        assert_eq!(c[1], (1, 0, 2 * MS));
+        // 2 and 3 moved together when 0 completed, in arrival order.
+        assert_eq!(c[2], (2, MS, 3 * MS));
+        assert_eq!(c[3], (3, MS, 4 * MS));
+    }
+
+    #[test]
+    fn r4_a_child_starts_after_its_parents_last_request_and_a_waiting_parent_after_its_exit() {
+        let mut vd = disk(1);
+        vd.submit(read(0, 1, 0, false), 0);
+        vd.submit(read(1, 1, 100, false), 0);
+        vd.fork(1, 7, true);
+        // The child's first request waits for the parent's request 1 to be served.
+        vd.submit(read(2, 7, 200, false), 0);
+        assert_eq!(vd.waiting.len(), 1);
+        // The parent waits for the child: its new request is held until the exit.
+        vd.submit(read(3, 1, 300, false), 0);
+        vd.advance(2 * MS);
+        assert_eq!(vd.waiting.iter().map(|p| p.req.id).collect::<Vec<_>>(), vec![3], "child moved once request 1 was served");
+        vd.advance(3 * MS);
+        vd.exit(7, 10 * MS);
+        vd.drain();
+        assert_eq!(done(&mut vd), vec![(0, 0, MS), (1, 0, 2 * MS), (2, 2 * MS, 3 * MS), (3, 10 * MS, 11 * MS)]);
+    }
+
+    #[test]
+    fn merged_copies_share_the_io_time_by_blocks() {
+        let mut vd = disk(8);
+        let mut t = TableModel::new(1 << 30, 64).unwrap();
+        t.observe(Op::Read, 3 * 4096, 0, 3 * MS);
+        t.observe(Op::Read, 4096, 0, MS);
+        vd.table = t;
+        vd.submit(read(9, 3, 500, false), 0);
+        vd.submit(VirtualRequest { id: 0, pid: 1, op: Op::Read, block: 0, blocks: 2, sync: false }, 0);
+        vd.submit(read(1, 2, 2, false), 0);
+        vd.drain();
+        let c = vd.take_completed();
+        assert_eq!(c.len(), 3);
+        // 0 and 1 were merged into one 3-block request; its time is shared 2:1.
+        let io: Vec<f64> = c[1..].iter().map(|c| c.io_ns).collect();
+        assert!((io[0] - 2.0 * io[1]).abs() < 1e-6, "{io:?}");
+        assert_eq!(c[1].finish_ns, c[2].finish_ns);
+    }
+
+    #[test]
+    fn part_matcher_splits_merged_requests() {
+        let mut m = PartMatcher::default();
+        m.add(Op::Read, 10, 2, 'a');
+        m.add(Op::Read, 12, 1, 'b');
+        m.add(Op::Read, 10, 2, 'c');
+        m.add(Op::Write, 12, 1, 'w');
+        assert_eq!(m.take(Op::Read, 10, 3), vec![(2, 'a'), (1, 'b')]);
+        assert_eq!(m.take(Op::Read, 10, 2), vec![(2, 'c')]);
+        assert_eq!(m.take(Op::Write, 12, 1), vec![(1, 'w')]);
+        assert!(m.is_empty());
+    }
+}

@@ -1,0 +1,185 @@
+//! AIR and AIP: the five benchmarks in a row and in parallel (KDSim/REDCAP paper, l.195-197).
+//!
+//! - AIR ("all in a row"): TAC; 512k-SR; 8k-SR; LKR; IOR-R, in that order, without a reboot, so
+//!   page-cache contents carry over (l.298-306). Process `p` runs its part of each benchmark,
+//!   then its part of the next, with the same pid. The trace format has no barrier between
+//!   processes, so with several processes each one moves on when its own part is done rather than
+//!   when all are (with one process, the paper's order exactly).
+//! - AIP ("all in parallel"): the five benchmarks at once, `processes` processes each, every
+//!   benchmark with its own pids and files. The paper relaunches a benchmark that finishes until
+//!   every benchmark has completed at least once (l.197); that depends on run times a trace cannot
+//!   know, so here each benchmark runs `runs` times back to back (default once each; give the
+//!   counts a run of the paper's rule would need, e.g. from a first AIP run's per-process elapsed
+//!   times). A relaunch reads the same files again.
+//!
+//! Every benchmark has its own files, placed one region after another (TAC, 512k-SR, 8k-SR, LKR,
+//! IOR). Sizes are those of the single benchmarks; `file_size` and `lkr_files`/`lkr_dirs` shrink
+//! them for quick runs.
+
+use super::ior::Ior;
+use super::lkr::Lkr;
+use super::streams::{Merged, Placement, Stream};
+use super::stride::Stride;
+use super::tac::Tac;
+use super::{Common, GenParams, GeneratorInfo};
+use crate::error::ConfigError;
+
+const PARAMS: &[(&str, &str)] = &[
+    ("file_size", "bytes per file of TAC, the strided readers and IOR-R (default 1GiB)"),
+    ("lkr_files", "files per LKR tree (default 19000)"),
+    ("lkr_dirs", "directories per LKR tree (default 1200)"),
+];
+
+pub const AIR: GeneratorInfo = GeneratorInfo {
+    name: "air",
+    summary: "AIR: TAC, 512k-SR, 8k-SR, LKR, IOR-R in a row, each process with its own files",
+    params: PARAMS,
+    common: &["processes", "seed"],
+    build: |c, p| {
+        let b = Benchmarks::from_params(p, c)?;
+        Ok(Box::new(Merged::new("air", b.in_a_row(c.processes))))
+    },
+};
+
+pub const AIP: GeneratorInfo = GeneratorInfo {
+    name: "aip",
+    summary: "AIP: TAC, 512k-SR, 8k-SR, LKR, IOR-R in parallel, each with its own processes and files",
+    params: &[
+        ("file_size", "bytes per file of TAC, the strided readers and IOR-R (default 1GiB)"),
+        ("lkr_files", "files per LKR tree (default 19000)"),
+        ("lkr_dirs", "directories per LKR tree (default 1200)"),
+        ("runs", "times each benchmark runs, TAC:512k-SR:8k-SR:LKR:IOR-R (default 1:1:1:1:1)"),
+    ],
+    common: &["processes", "seed"],
+    build: |c, p| {
+        let b = Benchmarks::from_params(p, c)?;
+        let runs = match p.text("runs") {
+            None => [1; 5],
+            Some(t) => {
+                let v: Vec<u32> = t.split(':').map(|x| x.trim().parse::<u32>()).collect::<Result<_, _>>().map_err(|_| ConfigError::new("aip.runs", format!("`{t}` is not five counts like 1:1:2:1:3")))?;
+                <[u32; 5]>::try_from(v).map_err(|_| ConfigError::new("aip.runs", format!("`{t}` is not five counts like 1:1:2:1:3")))?
+            }
+        };
+        if runs.contains(&0) {
+            return Err(ConfigError::new("aip.runs", "every benchmark runs at least once"));
+        }
+        Ok(Box::new(Merged::new("aip", b.in_parallel(c.processes, runs))))
+    },
+};
+
+/// The five benchmarks with their sizes.
+#[derive(Debug, Clone, Copy)]
+pub struct Benchmarks {
+    pub tac: Tac,
+    pub sr512: Stride,
+    pub sr8: Stride,
+    pub lkr: Lkr,
+    pub ior: Ior,
+}
+
+impl Benchmarks {
+    pub fn from_params(p: &mut GenParams, c: &Common) -> Result<Benchmarks, ConfigError> {
+        let file_size = p.bytes("file_size", 1 << 30)?;
+        if file_size == 0 {
+            return Err(ConfigError::new(format!("{}.file_size", "air"), "must be positive"));
+        }
+        let d = Lkr::default();
+        let lkr = Lkr { files: p.u64("lkr_files", d.files)?, dirs: p.u64("lkr_dirs", d.dirs)?, seed: c.seed, ..d };
+        if lkr.dirs == 0 {
+            return Err(ConfigError::new("lkr_dirs", "at least one directory (the root)"));
+        }
+        Ok(Benchmarks {
+            tac: Tac { file_size, ..Tac::default() },
+            sr512: Stride { file_size, ..Stride::sr512k() },
+            sr8: Stride { file_size, ..Stride::sr8k() },
+            lkr,
+            ior: Ior { file_size, ..Ior::default() },
+        })
+    }
+
+    /// Benchmark `b` (in AIR order: TAC, 512k-SR, 8k-SR, LKR, IOR-R), placed from `at`.
+    fn bench(&self, b: usize, processes: u32, at: &mut Placement) -> Vec<Stream> {
+        match b {
+            0 => self.tac.streams(processes, at),
+            1 => self.sr512.streams(processes, at),
+            2 => self.sr8.streams(processes, at),
+            3 => self.lkr.streams(processes, at),
+            _ => self.ior.streams(processes, at),
+        }
+    }
+
+    /// AIR: process `p` runs the five benchmarks one after another.
+    pub fn in_a_row(&self, processes: u32) -> Vec<Stream> {
+        let mut at = Placement::default();
+        let mut per_proc: Vec<Vec<Stream>> = (0..processes).map(|_| Vec::new()).collect();
+        for b in 0..5 {
+            for (p, s) in self.bench(b, processes, &mut at).into_iter().enumerate() {
+                per_proc[p].push(s);
+            }
+        }
+        per_proc.into_iter().map(|v| Box::new(v.into_iter().flatten()) as Stream).collect()
+    }
+
+    /// AIP: the benchmarks side by side, benchmark `b`'s process `q` with pid `1 + b·processes + q`,
+    /// each benchmark run `runs[b]` times over the same files.
+    pub fn in_parallel(&self, processes: u32, runs: [u32; 5]) -> Vec<Stream> {
+        let mut at = Placement::default();
+        let mut out = Vec::new();
+        for (b, &n) in runs.iter().enumerate() {
+            let start = Placement { pid: 1 + b as u32 * processes, ..at };
+            let mut per_proc: Vec<Vec<Stream>> = (0..processes).map(|_| Vec::new()).collect();
+            for _ in 0..n {
+                at = start;
+                for (q, s) in self.bench(b, processes, &mut at).into_iter().enumerate() {
+                    per_proc[q].push(s);
+                }
+            }
+            out.extend(per_proc.into_iter().map(|v| Box::new(v.into_iter().flatten()) as Stream));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::read_all;
+
+    fn small() -> Benchmarks {
+        let c = Common::default();
+        Benchmarks::from_params(&mut GenParams::parse("air", "file_size=4MiB,lkr_files=50,lkr_dirs=5").unwrap(), &c).unwrap()
+    }
+
+    #[test]
+    fn air_runs_the_five_in_order_per_process() {
+        let b = small();
+        let v = read_all(&mut Merged::new("air", b.in_a_row(2))).unwrap();
+        let per = |pid| v.iter().filter(|r| r.pid == pid).cloned().collect::<Vec<_>>();
+        let one = per(1);
+        let n = [1024 / 2, Stride { file_size: 4 << 20, ..Stride::sr512k() }.count() as usize, Stride { file_size: 4 << 20, ..Stride::sr8k() }.count() as usize];
+        // TAC first (backward), then the strided readers, LKR, and 64 sequential IOR reads last.
+        assert!(one[..n[0]].windows(2).all(|w| w[1].offset < w[0].offset));
+        assert_eq!(one[n[0]].length, 4096);
+        assert!(one[one.len() - 64..].windows(2).all(|w| w[1].offset == w[0].offset + 65536));
+        assert_eq!(one.len(), per(2).len());
+        assert!(v.iter().all(|r| r.pid == 1 || r.pid == 2));
+        // No file is read by both processes.
+        let files = |r: &[crate::trace::Request]| r.iter().filter_map(|q| q.file.map(|f| f.id)).collect::<std::collections::HashSet<_>>();
+        assert!(files(&one).is_disjoint(&files(&per(2))));
+    }
+
+    #[test]
+    fn aip_runs_benchmarks_side_by_side_and_relaunches() {
+        let b = small();
+        let v = read_all(&mut Merged::new("aip", b.in_parallel(2, [1, 1, 1, 1, 3]))).unwrap();
+        let pids: std::collections::BTreeSet<u32> = v.iter().map(|r| r.pid).collect();
+        assert_eq!(pids.into_iter().collect::<Vec<_>>(), (1..=10).collect::<Vec<_>>());
+        // IOR's processes (pids 9, 10) read their file three times; TAC's once.
+        assert_eq!(v.iter().filter(|r| r.pid == 9).count(), 3 * 64);
+        assert_eq!(v.iter().filter(|r| r.pid == 1).count(), 512);
+        // All start at once: every pid appears among the first ten requests.
+        assert_eq!(v[..10].iter().map(|r| r.pid).collect::<std::collections::BTreeSet<_>>().len(), 10);
+        let e = super::super::build("aip", &Common::default(), GenParams::parse("aip", "runs=1:2").unwrap()).err().unwrap().to_string();
+        assert!(e.contains("aip.runs"), "{e}");
+    }
+}

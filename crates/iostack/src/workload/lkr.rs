@@ -1,0 +1,267 @@
+//! LKR: `find -type f -exec cat {} > /dev/null \;` over a private copy of a Linux source tree per
+//! process (KDSim/REDCAP paper, l.191-193).
+//!
+//! The tree. The paper used Linux 2.6.17 and gives no size beyond "uses only 344 MB of memory"
+//! (l.302). Here a seeded random tree stands in for it: `dirs` directories in a random recursive
+//! tree (each new directory under a uniformly chosen earlier one), `files` files in uniformly
+//! chosen directories, sizes log-normal with median `median_size` and shape `sigma`. The defaults
+//! (19,000 files, 1,200 directories, median 6 KiB, sigma 1.25: mean ≈ 13 KiB, ≈ 250 MB) are
+//! assumptions of the order of a 2.6.17 tree, not measured from one.
+//!
+//! The layout is ext3's block-group layout ("data blocks and i-nodes of all the regular files in a
+//! directory are put together in the same group", l.143): groups of 32,768 blocks, each starting
+//! with its block and inode bitmaps and its inode table (`inodes_per_group` inodes of 128 bytes),
+//! then data. Each copy is created by a recursive copy in the order `find` later visits it: a
+//! directory gets the next inode of the current group and its directory blocks (24 bytes per
+//! entry), then its files get their inodes and contiguous data, then its subdirectories follow. A
+//! copy starts in a fresh group and moves to the next group when the current one runs out of
+//! inodes or data blocks; copies follow one another.
+//!
+//! The reads, per copy (its own pid): for each directory, its inode-table block and its directory
+//! blocks (raw metadata reads); for each file, the inode-table block of its inode, then the file in
+//! `read`-byte reads. In the paper each `cat` is a child process of `find`; the trace format has no
+//! process events, so here `find` and its `cat`s are one pid that does them one after another (what
+//! `find` waiting for each child amounts to, and the paper's single-process variant of l.344).
+
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, LogNormal};
+use rand_pcg::Pcg64Mcg;
+
+use super::streams::{metadata_read, FileMap, Merged, Placement, Stream, BLOCK};
+use super::{GenParams, GeneratorInfo};
+use crate::error::ConfigError;
+use crate::trace::Request;
+
+pub const INFO: GeneratorInfo = GeneratorInfo {
+    name: "lkr",
+    summary: "LKR: find | cat over a private source tree per process, ext3-like block groups with inode and directory blocks",
+    params: &[
+        ("files", "regular files per tree (default 19000)"),
+        ("dirs", "directories per tree, the root included (default 1200)"),
+        ("median_size", "median file size (default 6KiB)"),
+        ("sigma", "log-normal shape of file sizes (default 1.25)"),
+        ("read", "bytes per cat read (default 4KiB)"),
+        ("inodes_per_group", "inodes per block group of 32768 blocks (default 16384)"),
+    ],
+    common: &["processes", "seed"],
+    build: |c, p| {
+        let l = Lkr::from_params(p, c.seed)?;
+        Ok(Box::new(Merged::new("lkr", l.streams(c.processes, &mut Placement::default()))))
+    },
+};
+
+/// Blocks per ext3 block group (4 KiB blocks).
+pub const GROUP_BLOCKS: u64 = 32_768;
+const INODE_BYTES: u64 = 128;
+const DIRENT_BYTES: u64 = 24;
+const MAX_FILE: f64 = (4 << 20) as f64;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lkr {
+    pub files: u64,
+    pub dirs: u64,
+    pub median_size: u64,
+    pub sigma: f64,
+    pub read: u64,
+    pub inodes_per_group: u64,
+    pub seed: u64,
+}
+
+impl Default for Lkr {
+    fn default() -> Self {
+        Lkr { files: 19_000, dirs: 1_200, median_size: 6 << 10, sigma: 1.25, read: BLOCK, inodes_per_group: 16_384, seed: 0 }
+    }
+}
+
+/// The tree, the same for every copy.
+struct Tree {
+    /// Per directory: subdirectories and files (indices), in creation order.
+    subdirs: Vec<Vec<u32>>,
+    files: Vec<Vec<u32>>,
+    sizes: Vec<u64>,
+}
+
+/// Where one copy's block groups are allocated from.
+struct Groups {
+    first: u64,
+    itable_blocks: u64,
+    inodes_per_group: u64,
+    group: u64,
+    next_inode: u64,
+    next_data: u64,
+}
+
+impl Groups {
+    fn new(first_block: u64, inodes_per_group: u64) -> Groups {
+        let itable_blocks = (inodes_per_group * INODE_BYTES).div_ceil(BLOCK);
+        let first = first_block.div_ceil(GROUP_BLOCKS);
+        Groups { first, itable_blocks, inodes_per_group, group: 0, next_inode: 0, next_data: 2 + itable_blocks }
+    }
+
+    fn start(&self) -> u64 {
+        (self.first + self.group) * GROUP_BLOCKS
+    }
+
+    fn next_group(&mut self) {
+        self.group += 1;
+        self.next_inode = 0;
+        self.next_data = 2 + self.itable_blocks;
+    }
+
+    /// An inode and `blocks` contiguous data blocks in the current group (moving on when it is
+    /// full): the inode-table block and the first data block.
+    fn alloc(&mut self, blocks: u64) -> (u64, u64) {
+        if self.next_inode >= self.inodes_per_group || self.next_data + blocks > GROUP_BLOCKS {
+            self.next_group();
+        }
+        let inode_block = self.start() + 2 + self.next_inode * INODE_BYTES / BLOCK;
+        self.next_inode += 1;
+        let data = self.start() + self.next_data;
+        self.next_data += blocks;
+        (inode_block, data)
+    }
+
+    /// One past the last group used, in blocks.
+    fn end(&self) -> u64 {
+        (self.first + self.group + 1) * GROUP_BLOCKS
+    }
+}
+
+impl Lkr {
+    pub fn from_params(p: &mut GenParams, seed: u64) -> Result<Lkr, ConfigError> {
+        let d = Lkr::default();
+        let l = Lkr {
+            files: p.u64("files", d.files)?,
+            dirs: p.u64("dirs", d.dirs)?,
+            median_size: p.bytes("median_size", d.median_size)?,
+            sigma: p.f64("sigma", d.sigma)?,
+            read: p.bytes("read", d.read)?,
+            inodes_per_group: p.u64("inodes_per_group", d.inodes_per_group)?,
+            seed,
+        };
+        if l.dirs == 0 || l.dirs > u32::MAX as u64 || l.files > u32::MAX as u64 {
+            return Err(ConfigError::new("lkr.dirs", "at least one directory (the root), and fewer than 2^32 directories and files"));
+        }
+        if l.median_size == 0 || l.read == 0 || !(l.sigma >= 0.0 && l.sigma <= 5.0) {
+            return Err(ConfigError::new("lkr.sigma", "median_size and read must be positive and sigma in [0, 5]"));
+        }
+        if l.inodes_per_group < 32 || (l.inodes_per_group * INODE_BYTES).div_ceil(BLOCK) + 2 + (MAX_FILE as u64 / BLOCK) > GROUP_BLOCKS {
+            return Err(ConfigError::new("lkr.inodes_per_group", format!("{} inodes per group: at least 32, and the inode table must leave room for data", l.inodes_per_group)));
+        }
+        Ok(l)
+    }
+
+    fn tree(&self) -> Tree {
+        let mut rng = Pcg64Mcg::seed_from_u64(self.seed ^ 0x4C4B_52);
+        let n = self.dirs as usize;
+        let mut subdirs = vec![Vec::new(); n];
+        for d in 1..n {
+            let parent = rng.gen_range(0..d);
+            subdirs[parent].push(d as u32);
+        }
+        let mut files = vec![Vec::new(); n];
+        let size = LogNormal::new((self.median_size as f64).ln(), self.sigma).expect("valid log-normal");
+        let mut sizes = Vec::with_capacity(self.files as usize);
+        for f in 0..self.files as u32 {
+            files[rng.gen_range(0..n)].push(f);
+            sizes.push((size.sample(&mut rng).clamp(1.0, MAX_FILE)) as u64);
+        }
+        Tree { subdirs, files, sizes }
+    }
+
+    /// One copy's reads, in `find` order, its blocks allocated from `groups`.
+    fn copy(&self, tree: &Tree, groups: &mut Groups, file_id: u64, pid: u32) -> Vec<Request> {
+        let mut out = Vec::new();
+        let mut stack = vec![0u32];
+        while let Some(d) = stack.pop() {
+            let d = d as usize;
+            let entries = (tree.subdirs[d].len() + tree.files[d].len() + 2) as u64;
+            let dir_blocks = (entries * DIRENT_BYTES).div_ceil(BLOCK);
+            let (inode, data) = groups.alloc(dir_blocks);
+            out.push(metadata_read(inode, pid));
+            out.extend((0..dir_blocks).map(|b| metadata_read(data + b, pid)));
+            for &f in &tree.files[d] {
+                let bytes = tree.sizes[f as usize];
+                let (inode, data) = groups.alloc(bytes.div_ceil(BLOCK));
+                out.push(metadata_read(inode, pid));
+                let map = FileMap::contiguous(file_id + f as u64, bytes, data);
+                let mut off = 0;
+                while off < bytes {
+                    map.read(off, self.read, pid, &mut out);
+                    off += self.read;
+                }
+            }
+            // Depth first, subdirectories in creation order.
+            stack.extend(tree.subdirs[d].iter().rev());
+        }
+        out
+    }
+
+    /// One `find | cat` per process over its own copy, copies placed from `at` (which moves past
+    /// them).
+    pub fn streams(&self, processes: u32, at: &mut Placement) -> Vec<Stream> {
+        let tree = self.tree();
+        let mut streams = Vec::new();
+        for p in 0..processes {
+            let mut groups = Groups::new(at.block, self.inodes_per_group);
+            let reqs = self.copy(&tree, &mut groups, at.file_id, at.pid + p);
+            at.block = groups.end();
+            at.file_id += self.files;
+            streams.push(Box::new(reqs.into_iter()) as Stream);
+        }
+        streams
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_layout_and_reads() {
+        let l = Lkr { files: 3000, dirs: 200, seed: 4, ..Default::default() };
+        let mut at = Placement::default();
+        let s = l.streams(2, &mut at);
+        let v: Vec<Vec<Request>> = s.into_iter().map(|s| s.collect()).collect();
+        assert_eq!(v[0].len(), v[1].len(), "copies of one tree");
+        // Every file read whole once, after its inode block; metadata inside inode tables or data.
+        for (p, reqs) in v.iter().enumerate() {
+            let files: std::collections::HashSet<u64> = reqs.iter().filter_map(|r| r.file.map(|f| f.id)).collect();
+            assert_eq!(files.len(), 3000);
+            let meta = reqs.iter().filter(|r| r.file.is_none()).count();
+            assert!(meta >= 3000 + 200 * 2, "{meta}");
+            assert!(reqs.iter().all(|r| r.pid == 1 + p as u32));
+            for (i, r) in reqs.iter().enumerate() {
+                if let Some(f) = r.file {
+                    if f.offset == 0 {
+                        assert!(reqs[i - 1].file.is_none(), "a file's inode is read before its data");
+                    }
+                }
+            }
+        }
+        // The second copy lies beyond the first, in whole groups.
+        let max0 = v[0].iter().map(|r| r.offset / BLOCK).max().unwrap();
+        let min1 = v[1].iter().map(|r| r.offset / BLOCK).min().unwrap();
+        assert!(max0 < min1 && min1 % GROUP_BLOCKS == 2, "{max0} {min1}");
+        assert_eq!(at.file_id, 1 + 6000);
+        // Mean file size near the log-normal mean (≈ 13.4 KiB).
+        let bytes: u64 = v[0].iter().filter(|r| r.file.is_some()).map(|r| r.length).sum();
+        let mean = bytes as f64 / 3000.0;
+        assert!((10_000.0..18_000.0).contains(&mean), "{mean}");
+        // Deterministic; another seed, another tree.
+        let again: Vec<Request> = l.streams(1, &mut Placement::default()).pop().unwrap().collect();
+        assert_eq!(again, v[0]);
+        let other: Vec<Request> = Lkr { seed: 5, ..l }.streams(1, &mut Placement::default()).pop().unwrap().collect();
+        assert_ne!(other, v[0]);
+    }
+
+    #[test]
+    fn full_groups_spill_to_the_next() {
+        let l = Lkr { files: 500, dirs: 10, inodes_per_group: 64, ..Default::default() };
+        let mut at = Placement::default();
+        let v: Vec<Request> = l.streams(1, &mut at).pop().unwrap().collect();
+        let groups: std::collections::BTreeSet<u64> = v.iter().map(|r| r.offset / BLOCK / GROUP_BLOCKS).collect();
+        assert!(groups.len() >= 510 / 64, "{groups:?}");
+        assert!(Lkr::from_params(&mut GenParams::parse("lkr", "dirs=0").unwrap(), 0).is_err());
+    }
+}
