@@ -42,6 +42,8 @@ enum Command {
     Devices(commands::devices::Args),
     /// Run a paper reproduction: the paper's figure beside iostack's.
     Repro(commands::repro::Args),
+    /// Run a paper's theoretical model exactly (acfs: prefetching and caching with K and F).
+    Model(commands::model::Args),
 }
 
 /// Runs the command line with `args` (including the program name); returns the exit code.
@@ -69,6 +71,7 @@ where
         Command::Demo(a) => commands::demo::run(a, &out),
         Command::Devices(a) => commands::devices::run(a, &out),
         Command::Repro(a) => commands::repro::run(a, &out),
+        Command::Model(a) => commands::model::run(a, &out),
     };
     match result {
         Ok(()) => 0,
