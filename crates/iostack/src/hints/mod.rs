@@ -167,6 +167,17 @@ impl Hints {
     /// Parses TOML hints; `source` names them in errors.
     pub fn parse_toml(text: &str, source: &str) -> Result<Hints, ConfigError> {
         let raw: RawFile = toml::from_str(text).map_err(|e| err(source, e.to_string().trim_end()))?;
+        Hints::from_raw(raw, source)
+    }
+
+    /// Parses hints in the TOML file's layout written as JSON (`{"process": [{"pid": 1, ...}]}`,
+    /// map keys as strings), as the Python API passes them.
+    pub fn parse_json(text: &str, source: &str) -> Result<Hints, ConfigError> {
+        let raw: RawFile = serde_json::from_str(text).map_err(|e| err(source, e))?;
+        Hints::from_raw(raw, source)
+    }
+
+    fn from_raw(raw: RawFile, source: &str) -> Result<Hints, ConfigError> {
         let mut processes: Vec<ProcessHints> = Vec::new();
         for (i, p) in raw.process.into_iter().enumerate() {
             let at = format!("[[process]] {} (pid {})", i + 1, p.pid);
@@ -322,6 +333,15 @@ policy = "lru"
         let text = format!("[[process]]\npid = 1\npolicy = \"lru\"\nfile_list = [{}]\n", long.join(","));
         let e = Hints::parse_toml(&text, "h.toml").unwrap_err().to_string();
         assert!(e.contains("5001 entries") && e.contains("5000"), "{e}");
+    }
+
+    #[test]
+    fn json_has_the_same_layout() {
+        let h = Hints::parse_json(r#"{"process": [{"pid": 3, "policy": "MRU", "files": {"7": 2}, "block_list": [[7, 0, 1]]}]}"#, "python").unwrap();
+        assert_eq!(h.processes[0].files[&7], 2);
+        assert_eq!(h.processes[0].policy, LevelPolicy::Mru);
+        let e = Hints::parse_json(r#"{"process": [{"pid": 3, "policy": "lfu"}]}"#, "python").unwrap_err().to_string();
+        assert!(e.contains("python: [[process]] 1 (pid 3): policy"), "{e}");
     }
 
     #[test]
