@@ -114,6 +114,8 @@ def simulate(
     format: str | None = None,
     skip_invalid: bool = False,
     threads: int = 0,
+    hints: Any = None,
+    per_process: bool = False,
 ):
     """Miss-ratio simulation of one or more policies and cache sizes over one trace.
 
@@ -132,6 +134,17 @@ def simulate(
     page_size, requests, hits, miss_ratio, byte_miss_ratio (block mode also blocks, block_hits,
     block_miss_ratio), skipped, cached_objects, metadata_bytes_per_object.
 
+    ``hints`` (for application-controlled policies such as ``"lrusp"``) is a path to a TOML
+    hints file, the string ``"oracle:lookahead=N"``, or the file's layout as Python data: a
+    list of process dicts (or ``{"process": [...]}``), each with ``pid``, ``policy`` (``"lru"``
+    or ``"mru"``) and optionally ``files`` ({file id: priority}), ``levels`` ({level:
+    policy}), ``temp`` (dicts with ``at``, ``file``, ``first``, ``last``, ``prio``),
+    ``file_list`` and ``block_list`` ([file, first, last] triples); see docs/policies.md. An
+    in-memory trace keeps its files from ``file_id`` / ``file_offset`` columns (-1: no file).
+    With ``per_process`` (always with an application-controlled policy) each result has a
+    ``processes`` list of dicts ``{pid, requests, hits, misses, miss_ratio}`` (block mode also
+    ``blocks``, ``block_hits``, ``block_misses``).
+
     Raises ValueError for a bad configuration or a malformed trace (the message names the file,
     line or record and field), FileNotFoundError or OSError when the file cannot be read.
     """
@@ -140,20 +153,66 @@ def simulate(
     if not all(isinstance(p, str) for p in policies):
         raise ValueError("policy: expected a policy name or a list of names")
     size_texts = [_size_text(s) for s in sizes]
+    extra = dict(per_process=bool(per_process), **_hints_args(hints))
     if isinstance(trace, (str, os.PathLike)):
         rows = _core.simulate(os.fspath(trace), policies, size_texts, mode=mode, unit_size=unit_size,
                               page_size=int(page_size), format=format, skip_invalid=skip_invalid,
-                              threads=int(threads))
+                              threads=int(threads), **extra)
     else:
         if format is not None:
             raise ValueError("format: applies to trace files only")
         rows = _core.simulate(None, policies, size_texts, mode=mode, unit_size=unit_size,
-                              page_size=int(page_size), threads=int(threads), arrays=_arrays(trace))
+                              page_size=int(page_size), threads=int(threads), arrays=_arrays(trace),
+                              files=_file_arrays(trace), **extra)
     if many_p or many_s:
         import pandas as pd
 
         return pd.DataFrame(rows)
     return rows[0]
+
+
+def _hints_args(hints: Any) -> dict:
+    """The core's hint arguments: a path or oracle spec as text, Python data as JSON."""
+    import json
+
+    if hints is None:
+        return {}
+    if isinstance(hints, (str, os.PathLike)):
+        return {"hints": os.fspath(hints)}
+    if isinstance(hints, Mapping) and "process" in hints:
+        data = dict(hints)
+    elif isinstance(hints, (list, tuple)):
+        data = {"process": list(hints)}
+    else:
+        raise ValueError("hints: expected a path, 'oracle:lookahead=N', a list of process dicts or {'process': [...]}")
+
+    def keys_as_text(x: Any) -> Any:
+        if isinstance(x, Mapping):
+            return {str(k): keys_as_text(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [keys_as_text(v) for v in x]
+        if hasattr(x, "item"):  # numpy scalars
+            return x.item()
+        return x
+
+    return {"hints_json": json.dumps(keys_as_text(data))}
+
+
+def _file_arrays(trace: Any):
+    """The ``file_id`` (int64, -1: none) and ``file_offset`` columns of an in-memory trace."""
+    import numpy as np
+
+    if hasattr(trace, "columns"):
+        cols = {c: trace[c].to_numpy() for c in trace.columns}
+    else:
+        cols = trace
+    if "file_id" not in cols or cols["file_id"] is None:
+        return None
+    ids = np.ascontiguousarray(np.asarray(cols["file_id"]), dtype=np.int64)
+    offs = cols.get("file_offset")
+    offs = np.zeros(ids.shape[0], dtype=np.uint64) if offs is None else np.asarray(offs)
+    offs = np.ascontiguousarray(np.where(np.asarray(offs) < 0, 0, offs), dtype=np.uint64)
+    return (ids, offs)
 
 
 def read_trace(path: PathLike, format: str | None = None, as_frame: bool = True, skip_invalid: bool = False):

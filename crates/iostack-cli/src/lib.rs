@@ -44,6 +44,8 @@ enum Command {
     Repro(commands::repro::Args),
     /// KDSim: train a table disk model, measure the virtual disk's accuracy.
     Kdsim(commands::kdsim::Args),
+    /// Run a paper's theoretical model exactly (acfs: prefetching and caching with K and F).
+    Model(commands::model::Args),
 }
 
 /// Runs the command line with `args` (including the program name); returns the exit code.
@@ -72,6 +74,7 @@ where
         Command::Devices(a) => commands::devices::run(a, &out),
         Command::Repro(a) => commands::repro::run(a, &out),
         Command::Kdsim(a) => commands::kdsim::run(a, &out),
+        Command::Model(a) => commands::model::run(a, &out),
     };
     match result {
         Ok(()) => 0,

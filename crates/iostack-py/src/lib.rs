@@ -110,6 +110,24 @@ fn result_dict<'py>(py: Python<'py>, r: &SimResult) -> PyResult<Bound<'py, PyDic
     d.set_item("skipped", r.skipped)?;
     d.set_item("cached_objects", r.cached_objects)?;
     d.set_item("metadata_bytes_per_object", r.metadata_bytes_per_object)?;
+    if let Some(procs) = &r.processes {
+        let list = PyList::empty(py);
+        for p in procs {
+            let e = PyDict::new(py);
+            e.set_item("pid", p.pid)?;
+            e.set_item("requests", p.requests)?;
+            e.set_item("hits", p.hits)?;
+            e.set_item("misses", p.misses)?;
+            e.set_item("miss_ratio", p.miss_ratio)?;
+            if let (Some(b), Some(bh), Some(bm)) = (p.blocks, p.block_hits, p.block_misses) {
+                e.set_item("blocks", b)?;
+                e.set_item("block_hits", bh)?;
+                e.set_item("block_misses", bm)?;
+            }
+            list.append(e)?;
+        }
+        d.set_item("processes", list)?;
+    }
     Ok(d)
 }
 
@@ -117,7 +135,7 @@ fn result_dict<'py>(py: Python<'py>, r: &SimResult) -> PyResult<Bound<'py, PyDic
 /// outer and sizes inner. `trace` is a path; or pass `path=None` and the request arrays.
 /// `cache_sizes` are strings as on the command line (`489`, `64MiB`).
 #[pyfunction]
-#[pyo3(signature = (path, policies, cache_sizes, mode="object", unit_size=false, page_size=4096, format=None, skip_invalid=false, threads=0, arrays=None, name=None))]
+#[pyo3(signature = (path, policies, cache_sizes, mode="object", unit_size=false, page_size=4096, format=None, skip_invalid=false, threads=0, arrays=None, name=None, files=None, hints=None, hints_json=None, per_process=false))]
 #[allow(clippy::too_many_arguments)]
 fn simulate<'py>(
     py: Python<'py>,
@@ -139,8 +157,18 @@ fn simulate<'py>(
         PyReadonlyArray1<'py, u32>,
     )>,
     name: Option<String>,
+    files: Option<(PyReadonlyArray1<'py, i64>, PyReadonlyArray1<'py, u64>)>,
+    hints: Option<String>,
+    hints_json: Option<String>,
+    per_process: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let err = |e: iostack::ConfigError| PyValueError::new_err(e.to_string());
+    let hints = match (hints, hints_json) {
+        (Some(h), None) => Some(iostack::hints::HintsSpec::parse(&h).map_err(err)?),
+        (None, Some(j)) => Some(iostack::hints::HintsSpec::File(iostack::hints::Hints::parse_json(&j, "hints").map_err(err)?)),
+        (None, None) => None,
+        (Some(_), Some(_)) => return Err(PyValueError::new_err("hints: give a path, an oracle spec or a mapping, not two")),
+    };
     let mode = match mode.to_ascii_lowercase().as_str() {
         "object" => Mode::Object { unit_size },
         "block" => {
@@ -174,13 +202,26 @@ fn simulate<'py>(
             Box::new(py.allow_threads(move || FileTrace::new(p2, format, options)).map_err(|e| trace_to_py(&e, Some(p)))?)
         }
         (None, Some((o, l, t, op, pid, dev))) => {
-            let reqs = requests_from_arrays(o, l, t, op, pid, dev)?;
+            let mut reqs = requests_from_arrays(o, l, t, op, pid, dev)?;
+            if let Some((ids, offs)) = files {
+                let (ids, offs) = (ids.as_slice()?, offs.as_slice()?);
+                if ids.len() != reqs.len() || offs.len() != reqs.len() {
+                    return Err(PyValueError::new_err("columns `file_id` and `file_offset` must be as long as `offset`"));
+                }
+                for (r, (&id, &off)) in reqs.iter_mut().zip(ids.iter().zip(offs)) {
+                    if id >= 0 {
+                        r.file = Some(iostack::trace::FileRef { id: id as u64, offset: off, size: None });
+                    }
+                }
+            }
             Box::new(MemoryTrace::new(reqs, name.unwrap_or_else(|| "<memory>".to_string())))
         }
         _ => return Err(PyValueError::new_err("give either a trace path or request arrays")),
     };
     let mut cfg = SweepConfig::new(mode);
     cfg.threads = threads;
+    cfg.per_process = per_process;
+    cfg.hints = hints.map(std::sync::Arc::new);
     let results = py.allow_threads(|| sweep(&*source, &runs, &cfg, page_size, &mut |_| {})).map_err(|e| to_py(e, path.as_deref()))?;
     let out = PyList::empty(py);
     for r in &results {

@@ -14,6 +14,7 @@
 //! - [`cache`]: the [`cache::Policy`] trait and one module per replacement policy.
 //! - [`engine`]: the miss-ratio engine (object and block mode) and, later, the timed engine.
 //! - [`metrics`]: counters and locality metrics.
+//! - [`model`]: the papers' theoretical models, run exactly (ACFS's prefetching and caching model).
 //! - [`units`]: parsing of sizes such as `64MiB`.
 //!
 //! The crate knows nothing of Python or of the command line; those live in `iostack-py` and
@@ -25,8 +26,10 @@ pub mod device;
 pub mod engine;
 pub mod error;
 pub mod kdsim;
+pub mod hints;
 pub mod layer;
 pub mod metrics;
+pub mod model;
 pub mod repro;
 pub mod prefetch;
 pub mod sched;

@@ -9,3 +9,4 @@ pub mod gen;
 pub mod demo;
 pub mod repro;
 pub mod kdsim;
+pub mod model;

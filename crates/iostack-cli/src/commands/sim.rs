@@ -63,6 +63,13 @@ pub struct Args {
     /// Print results as a JSON array, one object per run.
     #[arg(long)]
     pub json: bool,
+    /// Application hints for lrusp: a TOML hints file (see docs/policies.md), or
+    /// oracle:lookahead=N (every process knows its next N references).
+    #[arg(long, value_name = "PATH|oracle:lookahead=N")]
+    pub hints: Option<String>,
+    /// Count requests, hits and misses per process (always done with lrusp).
+    #[arg(long)]
+    pub per_process: bool,
 }
 
 /// Splits `lru,arc,slru:segments=4,x=1` into specs: a piece with `=` and no `:` continues the
@@ -162,6 +169,8 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     let source = FileTrace::new(&args.trace, format, options)?;
     let mut cfg = SweepConfig::new(mode);
     cfg.threads = args.threads;
+    cfg.per_process = args.per_process;
+    cfg.hints = args.hints.as_deref().map(iostack::hints::HintsSpec::parse).transpose()?.map(std::sync::Arc::new);
     let results = run_sweep(&source, &runs, &cfg, page_size, out.progress())?;
     if args.json {
         out.print(&(serde_json::to_string_pretty(&results).context("serializing results")? + "\n"))
@@ -201,6 +210,20 @@ pub fn table(results: &[SimResult]) -> String {
             s += &format!("  {:>10.6}", b);
         }
         s += "\n";
+    }
+    s + &process_table(results)
+}
+
+/// The per-process counts of the runs that have them.
+fn process_table(results: &[SimResult]) -> String {
+    let mut s = String::new();
+    for r in results {
+        let Some(procs) = &r.processes else { continue };
+        s += &format!("\n{} at {} {}, per process:\n", r.policy, r.cache_size, r.cache_unit);
+        s += &format!("{:>8}  {:>11}  {:>11}  {:>11}  {:>10}\n", "pid", "requests", "hits", "misses", "miss ratio");
+        for p in procs {
+            s += &format!("{:>8}  {:>11}  {:>11}  {:>11}  {:>10.6}\n", p.pid, p.requests, p.hits, p.misses, p.miss_ratio);
+        }
     }
     s
 }

@@ -27,6 +27,7 @@ pub mod lfu;
 pub mod linux;
 pub mod lirs;
 pub mod lru;
+pub mod lrusp;
 pub mod dulo;
 pub mod streamlru;
 pub mod splitlru;
@@ -91,6 +92,58 @@ impl Access {
     /// A demand reference of size 1 to `key` at position `vtime`.
     pub fn unit(key: Key, vtime: u64) -> Access {
         Access { key, size: 1, vtime, next_access: u64::MAX, ..Default::default() }
+    }
+}
+
+/// The file a block belongs to, and the block's index in that file (in blocks of the cache's
+/// page size in block mode; in object mode, the object's index counted in objects of its own
+/// size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+pub struct FileBlock {
+    pub file: u64,
+    pub block: u64,
+}
+
+/// Replacement policy of one priority level of an application-managed cache (ACFS §4.1: the
+/// application interface offers LRU and MRU only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LevelPolicy {
+    Lru,
+    Mru,
+}
+
+impl LevelPolicy {
+    pub fn parse(s: &str) -> Option<LevelPolicy> {
+        match s.to_ascii_lowercase().as_str() {
+            "lru" => Some(LevelPolicy::Lru),
+            "mru" => Some(LevelPolicy::Mru),
+            _ => None,
+        }
+    }
+}
+
+/// An application's instruction about its own cached blocks (ACFS's five caching calls, §4.1,
+/// l.502-565), delivered through [`Policy::control`]. Priorities are signed: lower is replaced
+/// first, the default is 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "call", rename_all = "snake_case")]
+pub enum CacheControl {
+    /// `set_priority(file, prio)`: the long-term priority of `file`'s blocks (cached now or later).
+    SetPriority { pid: u32, file: u64, prio: i32 },
+    /// `set_policy(prio, policy)`: the replacement policy of priority level `prio`. The first
+    /// call for a process makes it a managing process; the others are oblivious.
+    SetPolicy { pid: u32, prio: i32, policy: LevelPolicy },
+    /// `set_temppri(file, first, last, prio)`: a temporary priority for the blocks of `file` in
+    /// `first..=last` cached now, lasting until each is next referenced or replaced.
+    SetTempPri { pid: u32, file: u64, first: u64, last: u64, prio: i32 },
+}
+
+impl CacheControl {
+    pub fn pid(&self) -> u32 {
+        match *self {
+            CacheControl::SetPriority { pid, .. } | CacheControl::SetPolicy { pid, .. } | CacheControl::SetTempPri { pid, .. } => pid,
+        }
     }
 }
 
@@ -243,6 +296,37 @@ pub trait Policy: std::any::Any + Send {
 
     /// Bytes of memory the policy's metadata holds now (tables, lists, ghosts).
     fn metadata_bytes(&self) -> usize;
+
+    /// Whether the policy uses the file identity of references ([`Policy::next_file`]) and
+    /// application control ([`Policy::control`], [`Policy::process_exit`]). A caller may skip
+    /// those calls for a policy answering `false` (the default). Constant for the policy's life.
+    fn application_controlled(&self) -> bool {
+        false
+    }
+
+    /// The file and file block of the next reference (`find`, then on a miss `evict` and
+    /// `insert`, or one `get`), or `None` when it has none. A caller that knows files calls it
+    /// before each reference of a policy that is [`Policy::application_controlled`]; the policy
+    /// MUST NOT change residency here. Default: ignored.
+    fn next_file(&mut self, file: Option<FileBlock>) {
+        let _ = file;
+    }
+
+    /// An application's caching call, delivered between references, in the order the
+    /// application made it. The implementation MUST NOT change residency (a call only reorders
+    /// or re-prioritises cached entries) and MUST ignore calls about blocks it does not hold.
+    /// Returns whether the policy acts on such calls; the default ignores them and returns false.
+    fn control(&mut self, c: &CacheControl) -> bool {
+        let _ = c;
+        false
+    }
+
+    /// Process `pid` has exited: it will make no more references. The policy may forget its
+    /// state and, as ACFS does, treat its cached blocks as unowned. MUST NOT change residency.
+    /// Default: ignored.
+    fn process_exit(&mut self, pid: u32) {
+        let _ = pid;
+    }
 }
 
 /// The body of [`Policy::get`]: `find`; on a miss, unless the object is larger than the whole
@@ -331,6 +415,7 @@ pub static POLICIES: &[PolicyInfo] = &[
     s3fifo::INFO,
     lirs::INFO,
     linux::INFO,
+    lrusp::INFO,
 ];
 
 /// Looks a policy up by name or alias (case-insensitive).

@@ -108,18 +108,28 @@ mod tests {
             // Track and head switches cost a little of the outer-zone media rate, nothing more.
             let ratio = fig.sequential_read_mbs / p.rate_outer_mbs;
             assert!(ratio > 0.8 && ratio <= 1.01, "{name}: {} MB/s vs {} MB/s", fig.sequential_read_mbs, p.rate_outer_mbs);
-            // Without the drive's read-ahead, every request waits for a revolution.
+            // Without the drive's read-ahead, every request waits for about half a revolution
+            // or more: at least 30 % slower, and more than that half revolution adds to a
+            // request's media time (which matters on slow disks, where a 128 KiB request takes
+            // several revolutions: 70 ms on the RZ56).
             let off = measure_spec(&format!("hdd:{name},read_ahead=off")).unwrap();
-            assert!(off.sequential_read_mbs < 0.7 * fig.sequential_read_mbs, "{name}: {}", off.sequential_read_mbs);
+            let media_s = SEQ_REQUEST as f64 / (p.rate_outer_mbs * 1e6);
+            let half_rev_s = 30.0 / p.rpm;
+            let limit = 0.7f64.max(media_s / (media_s + half_rev_s));
+            assert!(off.sequential_read_mbs < limit * fig.sequential_read_mbs, "{name}: {} vs {}", off.sequential_read_mbs, fig.sequential_read_mbs);
         }
     }
 
     #[test]
     fn rereading_read_ahead_data_hits_the_drive_cache() {
-        for (name, _) in crate::device::hdd::PRESETS {
+        for (name, f) in crate::device::hdd::PRESETS {
+            let p = f();
             let on = measure_spec(&format!("hdd:{name}")).unwrap();
             assert_eq!(on.cache_reread_hit_ratio, 1.0, "{name}");
-            assert!(on.cache_reread_ms < 0.5, "{name}: {}", on.cache_reread_ms);
+            // A hit costs the overhead and the transfer over the interface (0.8 ms of 4 KiB on
+            // the RZ56's 5 MB/s bus), and no mechanical delay.
+            let hit_ms = p.overhead_ms + 4096.0 / (p.interface_mbs * 1e6) * 1e3;
+            assert!(on.cache_reread_ms < hit_ms + 0.1, "{name}: {} vs {hit_ms}", on.cache_reread_ms);
             let off = measure_spec(&format!("hdd:{name},cache=off")).unwrap();
             assert_eq!(off.cache_reread_hit_ratio, 0.0);
             assert!(off.cache_reread_ms > 1.0, "{name}: {}", off.cache_reread_ms);

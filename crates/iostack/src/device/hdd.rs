@@ -263,12 +263,86 @@ pub fn cheetah9lp() -> HddParams {
     }
 }
 
+/// DEC RZ56, 665 MB SCSI; the disk of ACFS's CScope, Dinero and Glimpse experiments (Cao,
+/// Felten, Karlin, Li, ACM TOCS, papers/002, §5.1, l.917-923: "665MB SCSI disk, with average
+/// seek time of 16ms, average rotational latency of 8.3ms, and peak transfer rate of
+/// 1.875MB/second").
+///
+/// - capacity 665 MB, average seek 16 ms, media rate 1.875 MB/s: the paper.
+/// - 3,614 rpm: half a revolution is the paper's 8.3 ms average rotational latency (a 3,600 rpm
+///   spindle gives 8.33 ms).
+/// - track-to-track 4 ms, full stroke 35 ms, 15 surfaces, head switch 1 ms, 0.5 ms overhead,
+///   one unzoned rate, 5 MB/s SCSI bus, a 256 KiB buffer in one segment with read-ahead, no
+///   write cache (Ultrix writes through): assumed, typical of 1989-1991 SCSI disks; no
+///   specification of the drive was found to check them against.
+pub fn rz56() -> HddParams {
+    HddParams {
+        preset: "rz56".into(),
+        capacity_bytes: 665_000_000,
+        rpm: 30_000.0 / 8.3,
+        seek_t2t_ms: 4.0,
+        seek_avg_ms: 16.0,
+        seek_full_ms: 35.0,
+        head_switch_ms: 1.0,
+        overhead_ms: 0.5,
+        surfaces: 15,
+        rate_outer_mbs: 1.875,
+        rate_inner_mbs: 1.875,
+        zones: 1,
+        interface_mbs: 5.0,
+        cache: true,
+        cache_bytes: 256 << 10,
+        segments: 1,
+        read_ahead: true,
+        write_cache: false,
+    }
+}
+
+/// DEC RZ26, 1.05 GB SCSI; the disk of ACFS's Postgres and Andrew experiments (papers/002,
+/// §5.1, l.919-925: "1.05GB SCSI disk, with average seek time of 10.5ms, average rotational
+/// latency of 5.54ms, and peak transfer rate of 3.3MB/second").
+///
+/// - capacity 1.05 GB, average seek 10.5 ms, media rate 3.3 MB/s: the paper.
+/// - 5,415 rpm: half a revolution is the paper's 5.54 ms (a 5,400 rpm spindle gives 5.56 ms).
+/// - track-to-track 2 ms, full stroke 22 ms, 14 surfaces, head switch 1 ms, 0.5 ms overhead,
+///   one unzoned rate, 10 MB/s fast SCSI-2, a 512 KiB buffer in 2 segments with read-ahead, no
+///   write cache: assumed; no specification of the drive was found to check them against.
+pub fn rz26() -> HddParams {
+    HddParams {
+        preset: "rz26".into(),
+        capacity_bytes: 1_050_000_000,
+        rpm: 30_000.0 / 5.54,
+        seek_t2t_ms: 2.0,
+        seek_avg_ms: 10.5,
+        seek_full_ms: 22.0,
+        head_switch_ms: 1.0,
+        overhead_ms: 0.5,
+        surfaces: 14,
+        rate_outer_mbs: 3.3,
+        rate_inner_mbs: 3.3,
+        zones: 1,
+        interface_mbs: 10.0,
+        cache: true,
+        cache_bytes: 512 << 10,
+        segments: 2,
+        read_ahead: true,
+        write_cache: false,
+    }
+}
+
 /// A named preset.
 pub type HddPreset = (&'static str, fn() -> HddParams);
 
 /// The HDD presets by name.
 pub const PRESETS: &[HddPreset] =
-    &[("ultrastar18zx", ultrastar18zx), ("wd7200", wd7200), ("st3400620as", st3400620as), ("cheetah9lp", cheetah9lp)];
+    &[
+        ("ultrastar18zx", ultrastar18zx),
+        ("wd7200", wd7200),
+        ("st3400620as", st3400620as),
+        ("cheetah9lp", cheetah9lp),
+        ("rz56", rz56),
+        ("rz26", rz26),
+    ];
 
 /// Keys a spec may override.
 pub const KEYS: &[&str] = &[

@@ -101,6 +101,8 @@ pub const PRESETS: &[Preset] = &[
     Preset { name: "hdd:wd7200", summary: "Western Digital Caviar 7200 rpm IDE 160 GB, 8 MB buffer (DULO's experiments)" },
     Preset { name: "hdd:st3400620as", summary: "Seagate Barracuda 7200.10 400 GB SATA, 16 MB cache (REDCAP's disk)" },
     Preset { name: "hdd:cheetah9lp", summary: "Seagate Cheetah 9LP 9 GB, 10,045 rpm, DiskSim's model (Split paper)" },
+    Preset { name: "hdd:rz56", summary: "DEC RZ56 665 MB SCSI, 3,600 rpm, 16 ms seek (ACFS's disk for cscope, dinero, glimpse)" },
+    Preset { name: "hdd:rz26", summary: "DEC RZ26 1.05 GB SCSI, 5,400 rpm, 10.5 ms seek (ACFS's disk for postgres, andrew)" },
     Preset { name: "ssd:x25m", summary: "Intel X25-M G2 160 GB MLC SSD (REDCAP's SSD)" },
 ];
 

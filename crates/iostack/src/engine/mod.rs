@@ -5,5 +5,6 @@
 //!   pages keyed by device and block number).
 
 pub mod future;
+pub mod processes;
 pub mod sim;
 pub mod timed;

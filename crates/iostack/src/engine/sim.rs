@@ -30,6 +30,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::{self, block_key, Access, Key, Policy};
 use crate::engine::future::next_use_positions;
+use crate::engine::processes::{file_block, ProcessResult, Processes, TracePlan};
+use crate::hints::HintsSpec;
 use crate::error::{ConfigError, Error, TraceError};
 use crate::units::Size;
 use crate::trace::{read_all, Format, ReaderOptions, Request, TraceReader};
@@ -143,6 +145,9 @@ pub struct SimRun {
     /// Buffers of [`SimRun::feed_batch`] (object mode), reused from chunk to chunk.
     accesses: Vec<Access>,
     hits: Vec<bool>,
+    /// Per-process counts and application control (see [`crate::engine::processes`]); when set,
+    /// requests are fed one by one.
+    processes: Option<Box<Processes>>,
 }
 
 /// Requests per [`Policy::get_batch`] call: enough that the hints ahead lose little at chunk
@@ -161,7 +166,68 @@ impl SimRun {
             counts: SimCounts::default(),
             accesses: Vec::new(),
             hits: Vec::new(),
+            processes: None,
         })
+    }
+
+    /// Counts per process, and delivers application control to the policy, from now on.
+    pub fn set_processes(&mut self, p: Processes) {
+        self.processes = Some(Box::new(p));
+    }
+
+    /// The per-process results, when counted.
+    pub fn process_results(&self) -> Option<Vec<ProcessResult>> {
+        self.processes.as_ref().map(|p| p.results(matches!(self.mode, Mode::Block { .. })))
+    }
+
+    /// One request with per-process counts and application control: the same references as
+    /// `feed`, with the hints delivered around them.
+    fn feed_tracked(&mut self, r: &Request) {
+        let mut procs = self.processes.take().expect("tracked runs have processes");
+        let index = self.counts.requests;
+        procs.before_request(&mut *self.policy, r);
+        let tell = procs.controlled_policy();
+        let (hit, blocks, block_hits) = match self.mode {
+            Mode::Object { unit_size } => {
+                if tell {
+                    self.policy.next_file(Some(file_block(r, None, 0)));
+                }
+                let next_access = self.next_use(self.vtime);
+                let before = self.counts.hits;
+                self.feed_object(r, unit_size, next_access);
+                procs.after_reference(&mut *self.policy, r.pid);
+                (self.counts.hits > before, 0, 0)
+            }
+            Mode::Block { page_size } => {
+                let (first, end) = r.block_range(page_size);
+                let mut all = true;
+                let mut hits = 0;
+                for b in first..end {
+                    if tell {
+                        self.policy.next_file(Some(file_block(r, Some(page_size), b)));
+                    }
+                    let next_access = self.next_use(self.vtime);
+                    let a = Access { key: block_key(r.device, b), size: 1, op: Some(r.op), pid: r.pid, time_ns: r.time_ns, vtime: self.vtime, next_access, ..Default::default() };
+                    self.vtime += 1;
+                    let hit = self.policy.get(&a);
+                    procs.after_reference(&mut *self.policy, r.pid);
+                    hits += hit as u64;
+                    all &= hit;
+                }
+                let c = &mut self.counts;
+                c.blocks += end - first;
+                c.block_hits += hits;
+                c.requests += 1;
+                c.bytes += r.length;
+                if all {
+                    c.hits += 1;
+                    c.byte_hits += r.length;
+                }
+                (all, end - first, hits)
+            }
+        };
+        procs.after_request(&mut *self.policy, r, index, hit, blocks, block_hits);
+        self.processes = Some(procs);
     }
 
     pub fn policy(&self) -> &dyn Policy {
@@ -195,6 +261,9 @@ impl SimRun {
     /// next-use table with [`SimRun::set_future`] takes it from there instead.
     #[inline]
     pub fn feed(&mut self, r: &Request, next_access: u64) {
+        if self.processes.is_some() {
+            return self.feed_tracked(r);
+        }
         match self.mode {
             Mode::Object { unit_size } => {
                 let next_access = if self.future.is_some() { self.next_use(self.vtime) } else { next_access };
@@ -207,6 +276,12 @@ impl SimRun {
     /// Feeds a batch of requests in order. The mode is decided once per batch; in object mode the
     /// policy gets the requests in chunks through [`Policy::get_batch`].
     pub fn feed_batch(&mut self, batch: &[Request]) {
+        if self.processes.is_some() {
+            for r in batch {
+                self.feed_tracked(r);
+            }
+            return;
+        }
         match (self.mode, self.future.is_some()) {
             (Mode::Object { unit_size }, with_future) => {
                 for chunk in batch.chunks(ACCESS_CHUNK) {
@@ -340,6 +415,37 @@ fn trace_reference_keys(reader: &mut dyn TraceReader, mode: Mode) -> Result<Vec<
     }
 }
 
+/// The pre-pass of application control: the trace's processes and files, each process's last
+/// request, and (for the oracle) each process's references.
+fn trace_plan(source: &dyn TraceSource, mode: Mode, oracle: bool) -> Result<TracePlan, Error> {
+    let mut reader = source.open()?;
+    let mut plan = TracePlan::default();
+    let mut buf = Vec::with_capacity(1 << 14);
+    let mut index = 0u64;
+    let page_size = match mode {
+        Mode::Block { page_size } => Some(page_size),
+        Mode::Object { .. } => None,
+    };
+    loop {
+        buf.clear();
+        if reader.read_batch(&mut buf, 1 << 14)? == 0 {
+            return Ok(plan);
+        }
+        for r in &buf {
+            let (first, end) = match page_size {
+                Some(ps) => r.block_range(ps),
+                None => (0, 1),
+            };
+            let keys = (first..end).map(|b| match page_size {
+                Some(_) => (block_key(r.device, b), b),
+                None => (r.offset, b),
+            });
+            plan.add(index, r, page_size, keys, oracle);
+            index += 1;
+        }
+    }
+}
+
 /// Where a sweep gets its requests: something that can open the trace (more than once when a
 /// future-aware policy needs the pre-pass), with a name and format for the results.
 pub trait TraceSource: Sync {
@@ -452,11 +558,16 @@ pub struct SweepConfig {
     pub threads: usize,
     /// Requests per batch handed to the runs.
     pub batch_size: usize,
+    /// Application hints for application-controlled policies (LRU-SP).
+    pub hints: Option<Arc<HintsSpec>>,
+    /// Count requests and hits per process in every run (always done for application-controlled
+    /// policies).
+    pub per_process: bool,
 }
 
 impl SweepConfig {
     pub fn new(mode: Mode) -> Self {
-        SweepConfig { mode, threads: 0, batch_size: 1 << 14 }
+        SweepConfig { mode, threads: 0, batch_size: 1 << 14, hints: None, per_process: false }
     }
 }
 
@@ -492,6 +603,10 @@ pub struct SimResult {
     pub cached_objects: u64,
     /// Memory of the policy's metadata at the end of the run, per cached entry.
     pub metadata_bytes_per_object: f64,
+    /// Per-process counts (`per_process`, and always for application-controlled policies),
+    /// by pid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<Vec<ProcessResult>>,
 }
 
 /// Progress of a sweep: requests read so far.
@@ -509,6 +624,31 @@ pub fn sweep(source: &dyn TraceSource, runs: &[RunSpec], cfg: &SweepConfig, page
     let mut sims = Vec::with_capacity(runs.len());
     for spec in runs {
         sims.push(SimRun::new(&spec.policy, spec.capacity, cfg.mode)?);
+    }
+
+    let controlled = sims.iter().any(|s| s.policy().application_controlled());
+    if cfg.hints.is_some() && !controlled {
+        return Err(ConfigError::new(
+            "--hints",
+            "hints apply to application-controlled policies (lrusp); none of the policies given is one",
+        )
+        .into());
+    }
+    if controlled {
+        let plan = trace_plan(source, cfg.mode, matches!(cfg.hints.as_deref(), Some(HintsSpec::Oracle { .. })))?;
+        if let Some(HintsSpec::File(h)) = cfg.hints.as_deref() {
+            h.validate(&plan.facts)?;
+        }
+        for s in sims.iter_mut() {
+            if s.policy().application_controlled() {
+                s.set_processes(Processes::controlled(cfg.hints.as_deref(), &plan));
+            }
+        }
+    }
+    if cfg.per_process {
+        for s in sims.iter_mut().filter(|s| s.processes.is_none()) {
+            s.set_processes(Processes::counting());
+        }
     }
 
     if sims.iter().any(|s| s.policy().needs_future()) {
@@ -622,6 +762,7 @@ pub fn sweep(source: &dyn TraceSource, runs: &[RunSpec], cfg: &SweepConfig, page
                 skipped,
                 cached_objects: len,
                 metadata_bytes_per_object: if len == 0 { 0.0 } else { run.policy().metadata_bytes() as f64 / len as f64 },
+                processes: run.process_results(),
             }
         })
         .collect())

@@ -6,7 +6,8 @@
 //! One module per prefetcher:
 //!
 //! - [`none`]: no prefetching.
-//! - [`obl`]: one-block lookahead: on every demand access to block b, fetch b+1.
+//! - [`obl`]: one-block lookahead: on every demand access to block b, fetch b+1; `obl:seq`,
+//!   the Ultrix/BSD read-ahead: after K and K+1 of a file, fetch K+2.
 //! - [`pm`]: prefetch on miss of degree N (Split paper §2): on a miss of b, fetch b+1..b+N.
 //! - [`pa`]: prefetch always of degree N (Split paper §2): on every access to b, fetch
 //!   b+1..b+N.
@@ -159,7 +160,7 @@ pub static PREFETCHERS: &[PrefetcherInfo] = &[none::INFO, obl::INFO, pm::INFO, p
 /// Builds a prefetcher from a spec such as `none`, `obl`, `pm:4`, `pa:degree=8` or
 /// `linux:max=128KiB`.
 pub fn build(spec: &str, page_size: u64) -> Result<Box<dyn Prefetcher>, ConfigError> {
-    let mut spec = ComponentSpec::parse("--prefetch", spec, &[("pm", "degree"), ("pa", "degree"), ("pmlast", "degree"), ("linux", "max")])?;
+    let mut spec = ComponentSpec::parse("--prefetch", spec, &[("pm", "degree"), ("pa", "degree"), ("pmlast", "degree"), ("linux", "max"), ("obl", "mode")])?;
     let info = PREFETCHERS
         .iter()
         .find(|p| p.name == spec.name || p.aliases.contains(&spec.name.as_str()))

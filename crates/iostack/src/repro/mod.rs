@@ -6,6 +6,7 @@
 //! knows an answer in advance: the paper's numbers are data to compare with, and the inputs are
 //! parameterised (block numbers, seeds) so that tests can vary them.
 
+pub mod acfs_fig1;
 pub mod affinity_extremes;
 pub mod dulo_table1;
 pub mod dulo_trends;
@@ -130,6 +131,7 @@ pub static REPROS: &[ReproInfo] = &[
     split_experiment::INFO_FIG4,
     dulo_trends::INFO,
     affinity_extremes::INFO,
+    acfs_fig1::INFO,
 ];
 
 /// Looks a reproduction up by name (case-insensitive).

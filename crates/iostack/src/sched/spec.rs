@@ -97,6 +97,18 @@ impl ComponentSpec {
         }
     }
 
+    /// A parameter that must be one of `valid` (any case).
+    pub fn choice(&mut self, key: &str, default: &'static str, valid: &[&'static str]) -> Result<&'static str, ConfigError> {
+        match self.take(key) {
+            None => Ok(default),
+            Some(v) => valid
+                .iter()
+                .find(|c| c.eq_ignore_ascii_case(&v))
+                .copied()
+                .ok_or_else(|| self.err(key, format!("`{v}` is not valid; valid: {}", valid.join(", ")))),
+        }
+    }
+
     /// Fails on any parameter that no getter took.
     pub fn finish(&self) -> Result<(), ConfigError> {
         if let Some((k, _, _)) = self.pairs.iter().find(|(_, _, used)| !used) {

@@ -1,0 +1,100 @@
+//! `iostack sim --policy lrusp` with hints and per-process results, run as a user runs it.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn iostack(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iostack")).args(args).output().unwrap()
+}
+
+/// A CSV trace of (pid, file, block) reads of 8 KiB; file f's block b is at device block
+/// f * 100000 + b.
+fn write_trace(path: &Path, refs: &[(u32, u64, u64)]) {
+    let mut s = String::from("time_ns,offset,length,op,pid,device,file,file_offset,file_size\n");
+    for (i, &(pid, file, b)) in refs.iter().enumerate() {
+        s += &format!("{i},{},8192,R,{pid},0,{file},{},\n", (file * 100_000 + b) * 8192, b * 8192);
+    }
+    std::fs::write(path, s).unwrap();
+}
+
+fn sim_json(args: &[&str]) -> serde_json::Value {
+    let o = iostack(args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn mru_loop_is_exact_through_a_hints_file() {
+    // D-C1: N = 1000 blocks scanned 8 times in 256 frames: LRU 8000 misses, MRU 6208.
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("loop.csv");
+    let refs: Vec<(u32, u64, u64)> = (0..8).flat_map(|_| (0..1000).map(|b| (1, 5, b))).collect();
+    write_trace(&trace, &refs);
+    let hints = dir.path().join("h.toml");
+    std::fs::write(&hints, "[[process]]\npid = 1\npolicy = \"mru\"\n").unwrap();
+    let t = trace.to_str().unwrap();
+    let base = ["sim", t, "--mode", "block", "--page-size", "8192", "--cache", "256", "--json"];
+    let lru = sim_json(&[&base[..], &["--policy", "lru", "--per-process"]].concat());
+    assert_eq!(lru[0]["processes"][0]["misses"], 8000);
+    let mru = sim_json(&[&base[..], &["--policy", "lrusp", "--hints", hints.to_str().unwrap()]].concat());
+    assert_eq!(mru[0]["processes"][0]["pid"], 1);
+    assert_eq!(mru[0]["processes"][0]["misses"], 6208);
+    // Without hints the process is oblivious and LRU-SP is global LRU.
+    let plain = sim_json(&[&base[..], &["--policy", "lrusp"]].concat());
+    assert_eq!(plain[0]["processes"][0]["misses"], 8000);
+}
+
+#[test]
+fn oracle_and_priorities_help_the_managing_process_only_itself() {
+    // Process 1 rescans a 40-block file (MRU suits it); process 2 rereads a 6-block file.
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("two.csv");
+    let mut refs = Vec::new();
+    for i in 0..400u64 {
+        refs.push((1, 1, i % 40));
+        refs.push((2, 2, (i * 7) % 6));
+    }
+    write_trace(&trace, &refs);
+    let t = trace.to_str().unwrap();
+    let base = ["sim", t, "--mode", "block", "--page-size", "8192", "--cache", "24", "--json"];
+    let lru = sim_json(&[&base[..], &["--policy", "lru", "--per-process"]].concat());
+    let misses = |v: &serde_json::Value, pid: usize| v[0]["processes"][pid - 1]["misses"].as_u64().unwrap();
+    let hints = dir.path().join("h.toml");
+    std::fs::write(&hints, "[[process]]\npid = 1\npolicy = \"mru\"\nfile_list = [1]\n").unwrap();
+    let sp = sim_json(&[&base[..], &["--policy", "lrusp", "--hints", hints.to_str().unwrap()]].concat());
+    assert!(misses(&sp, 1) < misses(&lru, 1), "MRU helps the scanning process");
+    assert!(misses(&sp, 2) <= misses(&lru, 2), "and never hurts the oblivious one");
+    let oracle = sim_json(&[&base[..], &["--policy", "lrusp", "--hints", "oracle:lookahead=1000"]].concat());
+    assert!(misses(&oracle, 1) <= misses(&sp, 1), "{} > {}", misses(&oracle, 1), misses(&sp, 1));
+    assert!(misses(&oracle, 2) <= misses(&lru, 2));
+}
+
+#[test]
+fn bad_hints_name_the_file_and_the_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.csv");
+    write_trace(&trace, &[(1, 3, 0), (1, 3, 1), (2, 4, 0)]);
+    let cases = [
+        ("[[process]]\npid = 9\npolicy = \"lru\"\n", "pid 9 makes no request"),
+        ("[[process]]\npid = 1\npolicy = \"lru\"\nfiles = { 8 = 1 }\n", "file 8 appears in no request"),
+        ("[[process]]\npid = 1\npolicy = \"lru\"\nblock_list = [[3, 4, 1]]\n", "block_list[0]: first block 4 is after last block 1"),
+        ("[[process]]\npid = 1\npolicy = \"arc\"\n", "policy `arc` is not lru or mru"),
+        ("[[process]]\npid = 1\npolicy = \"lru\"\nfile_list = [" , "h.toml"),
+    ];
+    for (text, want) in cases {
+        let h = dir.path().join("h.toml");
+        std::fs::write(&h, text).unwrap();
+        let o = iostack(&["sim", trace.to_str().unwrap(), "--policy", "lrusp", "--cache", "2", "--hints", h.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("h.toml") && err.contains(want) && !err.contains("panicked"), "{want}: {err}");
+    }
+    let long: Vec<String> = (0..5001).map(|_| "3".to_string()).collect();
+    let h = dir.path().join("long.toml");
+    std::fs::write(&h, format!("[[process]]\npid = 1\npolicy = \"lru\"\nfile_list = [{}]\n", long.join(","))).unwrap();
+    let o = iostack(&["sim", trace.to_str().unwrap(), "--policy", "lrusp", "--cache", "2", "--hints", h.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("long.toml") && err.contains("more than the limit of 5000"), "{err}");
+    let o = iostack(&["sim", trace.to_str().unwrap(), "--policy", "lru", "--cache", "2", "--hints", h.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+}

@@ -1,0 +1,56 @@
+"""LRU-SP with application hints and per-process results from Python."""
+
+import numpy as np
+import pytest
+
+import iostack
+
+
+def loop_trace(n=1000, rounds=8):
+    """One process scanning n blocks of file 5 `rounds` times (8 KiB blocks)."""
+    blocks = np.tile(np.arange(n, dtype=np.uint64), rounds)
+    return {
+        "offset": blocks * 8192,
+        "length": np.full(blocks.shape[0], 8192, dtype=np.uint64),
+        "pid": np.ones(blocks.shape[0], dtype=np.uint32),
+        "file_id": np.full(blocks.shape[0], 5, dtype=np.int64),
+        "file_offset": blocks * 8192,
+    }
+
+
+def test_mru_loop_exact_with_hints_as_python_data():
+    t = loop_trace()
+    kw = dict(mode="block", page_size=8192, cache_size=256)
+    lru = iostack.simulate(t, policy="lru", per_process=True, **kw)
+    assert lru["processes"][0]["misses"] == 8000
+    mru = iostack.simulate(t, policy="lrusp", hints=[{"pid": 1, "policy": "mru", "file_list": [5]}], **kw)
+    assert mru["processes"] == [
+        {"pid": 1, "requests": 8000, "hits": 1792, "misses": 6208, "miss_ratio": 6208 / 8000,
+         "blocks": 8000, "block_hits": 1792, "block_misses": 6208}
+    ]
+    # The same from a TOML file and from the oracle.
+    oracle = iostack.simulate(t, policy="lrusp", hints="oracle:lookahead=2000", **kw)
+    assert oracle["processes"][0]["misses"] <= 6208
+
+
+def test_hints_file(tmp_path):
+    h = tmp_path / "h.toml"
+    h.write_text('[[process]]\npid = 1\npolicy = "mru"\n')
+    r = iostack.simulate(loop_trace(), policy="lrusp", hints=h, mode="block", page_size=8192, cache_size=256)
+    assert r["processes"][0]["misses"] == 6208
+
+
+@pytest.mark.parametrize(
+    "hints, message",
+    [
+        ([{"pid": 7, "policy": "mru"}], "pid 7 makes no request"),
+        ([{"pid": 1, "policy": "clock"}], "policy `clock` is not lru or mru"),
+        ([{"pid": 1, "policy": "lru", "files": {9: 1}}], "file 9 appears in no request"),
+        ([{"pid": 1, "policy": "lru", "block_list": [[5, 3, 1]]}], "block_list[0]"),
+        ([{"pid": 1, "policy": "lru", "file_list": [5] * 5001}], "limit of 5000"),
+        (42, "hints: expected"),
+    ],
+)
+def test_bad_hints_raise_value_error(hints, message):
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]").replace("`", "`")):
+        iostack.simulate(loop_trace(n=10, rounds=1), policy="lrusp", hints=hints, mode="block", page_size=8192, cache_size=4)
