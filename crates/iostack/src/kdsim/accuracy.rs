@@ -262,7 +262,7 @@ pub fn run_with_table(
     }
     let table = starting_table(config, acc)?;
     let resolved = config.resolve()?;
-    let sched = crate::sched::build(&config.sched, crate::sched::SchedLimits { max_blocks: resolved.max_request_blocks })?;
+    let sched = crate::sched::build(&config.sched, crate::sched::SchedLimits::new(resolved.max_request_blocks, config.page_size))?;
     let stage = AccuracyStage::new(sched, table, config.page_size, acc.window);
     let handle = stage.handle();
     let mut run = crate::engine::timed::TimedRun::new(config)?;

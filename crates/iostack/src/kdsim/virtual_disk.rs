@@ -390,7 +390,7 @@ mod tests {
     fn disk(max_blocks: u32) -> VirtualDisk {
         let mut t = TableModel::new(1 << 30, 64).unwrap();
         t.observe(Op::Read, 4096, 0, 1_000_000);
-        let sched = crate::sched::build("noop", SchedLimits { max_blocks }).unwrap();
+        let sched = crate::sched::build("noop", SchedLimits::new(max_blocks, 4096)).unwrap();
         VirtualDisk::new(sched, t, 4096)
     }
 
