@@ -1,9 +1,12 @@
 //! The timed engine: a discrete-event simulation of the whole stack.
 //!
 //! ```text
-//! processes -> [front] -> page cache (policy + prefetcher) -> [cache] -> I/O scheduler
-//!           -> [sched] -> disk-side layers -> [device] -> device model
+//! processes -> [front] -> page cache (policy + prefetcher) -> [cache] -> (block stage)
+//!           -> I/O scheduler -> [sched] -> disk-side layers -> [device] -> device model
 //! ```
+//!
+//! (the part from the scheduler down once per device when the config maps device ids to
+//! devices)
 //!
 //! Virtual time in nanoseconds; one event queue (a binary heap ordered by time, ties broken by
 //! a sequence number, so a run is deterministic). Processes replay the trace closed-loop (a
