@@ -47,6 +47,7 @@ pub mod extremes;
 pub mod zipf;
 pub mod spc2;
 pub mod mixed_files;
+pub mod acfs;
 
 /// How requests arrive.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -230,7 +231,8 @@ pub fn sampled(name: &str, common: &Common, sampler: Box<dyn ObjectSampler>) -> 
 /// Every generator, in the order `iostack gen --list` shows them.
 pub const GENERATORS: &[GeneratorInfo] = &[zipf::INFO, uniform::INFO,
     extremes::HOT_NEAR, extremes::HOT_FAR, extremes::COLD_NEAR, extremes::COLD_FAR,
-    spc2::INFO, mixed_files::INFO];
+    spc2::INFO, mixed_files::INFO,
+    acfs::CS1, acfs::CS2, acfs::CS3, acfs::DIN, acfs::GLI, acfs::PSEL1, acfs::PSEL2, acfs::ANDREW];
 
 /// The generator called `name`; the error lists the valid names.
 pub fn generator(name: &str) -> Result<&'static GeneratorInfo, ConfigError> {
