@@ -106,7 +106,7 @@ def _arrays(trace: Any) -> tuple:
 
 def simulate(
     trace: Any,
-    policy: Union[str, Sequence[str]] = "lru",
+    policy: Union[str, type, Sequence[Union[str, type]]] = "lru",
     cache_size: Union[int, str, Sequence[Union[int, str]]] = 1000,
     mode: str = "object",
     unit_size: bool = False,
@@ -126,6 +126,10 @@ def simulate(
     object mode, blocks of ``page_size`` in block mode) or a string with a byte unit
     (``"64MiB"``; not allowed with ``unit_size``).
 
+    ``policy`` is a name (``iostack.policies()``, with parameters as in ``"slru:segments=4"``),
+    an :class:`iostack.Policy` subclass (one instance is built per run; see
+    :mod:`iostack.policy`), or a list of these.
+
     Returns a dict for one policy and one size; a pandas DataFrame with one row per run (policies
     outer, sizes inner) when ``policy`` or ``cache_size`` is a list. The fields are those of
     ``iostack sim --json``: trace, format, policy, cache_size, cache_unit, mode, unit_size,
@@ -137,8 +141,10 @@ def simulate(
     """
     policies, many_p = _as_list(policy)
     sizes, many_s = _as_list(cache_size)
-    if not all(isinstance(p, str) for p in policies):
-        raise ValueError("policy: expected a policy name or a list of names")
+    from iostack.policy import check_policy_arg
+
+    for p in policies:
+        check_policy_arg(p)
     size_texts = [_size_text(s) for s in sizes]
     if isinstance(trace, (str, os.PathLike)):
         rows = _core.simulate(os.fspath(trace), policies, size_texts, mode=mode, unit_size=unit_size,

@@ -56,7 +56,9 @@ def run(
     """Replays ``trace`` through the timed stack and returns the result as a dict.
 
     The stack is ``config`` (a dict, or a TOML/JSON file, or an earlier result) updated with
-    ``options``, which take the names of ``iostack run``'s flags with underscores::
+    ``options``, which take the names of ``iostack run``'s flags with underscores (``policy``
+    may also be an :class:`iostack.Policy` subclass, built once with the cache's capacity in
+    blocks; its name is echoed in the config)::
 
         iostack.run("t.csv", policy="lru", prefetch="linux", sched="cscan",
                     device="hdd:st3400620as", cache="64MiB")
@@ -69,6 +71,14 @@ def run(
     ``hit_ratio`` and the per-layer counters (see docs/timed.md).
     """
     cfg = _load_config(config)
+    policy_class = None
+    if "policy" in options:
+        from iostack.policy import check_policy_arg, is_policy_class, policy_name
+
+        check_policy_arg(options["policy"])
+        if is_policy_class(options["policy"]):
+            policy_class = options.pop("policy")
+            cfg["policy"] = policy_name(policy_class)
     for key, value in options.items():
         if key not in CONFIG_FIELDS:
             raise TypeError(f"run() got an unknown option {key!r}; valid: {', '.join(CONFIG_FIELDS)}")
@@ -77,5 +87,5 @@ def run(
     dumps = [(str(layer), os.fspath(path)) for layer, path in (dump or {}).items()]
     if locality is not None:
         cfg["locality"] = bool(locality)
-    out = _core.run_timed(os.fspath(trace), json.dumps(cfg), dumps, None, format, mapping, skip_invalid)
+    out = _core.run_timed(os.fspath(trace), json.dumps(cfg), dumps, None, format, mapping, skip_invalid, policy_class)
     return json.loads(out)

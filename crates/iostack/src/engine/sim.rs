@@ -152,9 +152,15 @@ const ACCESS_CHUNK: usize = 512;
 impl SimRun {
     /// `capacity` is in the cache's unit: objects (unit size), bytes (sized object mode) or blocks.
     pub fn new(policy_spec: &str, capacity: u64, mode: Mode) -> Result<SimRun, ConfigError> {
+        Self::with_policy(cache::build(policy_spec, capacity)?, mode)
+    }
+
+    /// A run of a policy the caller built (one defined outside the registry, such as a Python
+    /// class), with its capacity in the cache's unit of `mode`.
+    pub fn with_policy(policy: Box<dyn Policy>, mode: Mode) -> Result<SimRun, ConfigError> {
         mode.check()?;
         Ok(SimRun {
-            policy: cache::build(policy_spec, capacity)?,
+            policy,
             mode,
             vtime: 0,
             future: None,
@@ -502,13 +508,27 @@ pub type ProgressFn<'a> = &'a mut dyn FnMut(u64);
 /// results (block mode uses the one in `cfg.mode`). `progress` is called after each batch with
 /// the number of requests read so far.
 pub fn sweep(source: &dyn TraceSource, runs: &[RunSpec], cfg: &SweepConfig, page_size: u64, progress: ProgressFn<'_>) -> Result<Vec<SimResult>, Error> {
+    sweep_with(source, runs, cfg, page_size, progress, &mut |_, spec| cache::build(&spec.policy, spec.capacity))
+}
+
+/// [`sweep`] with the policies built by `build`, called once per run with the run's index in
+/// `runs` (each run's `policy` is then only its name in the results): how policies from outside
+/// the registry are simulated.
+pub fn sweep_with(
+    source: &dyn TraceSource,
+    runs: &[RunSpec],
+    cfg: &SweepConfig,
+    page_size: u64,
+    progress: ProgressFn<'_>,
+    build: &mut dyn FnMut(usize, &RunSpec) -> Result<Box<dyn Policy>, ConfigError>,
+) -> Result<Vec<SimResult>, Error> {
     cfg.mode.check()?;
     if runs.is_empty() {
         return Err(ConfigError::new("--policy", "no policy and cache size to simulate").into());
     }
     let mut sims = Vec::with_capacity(runs.len());
-    for spec in runs {
-        sims.push(SimRun::new(&spec.policy, spec.capacity, cfg.mode)?);
+    for (i, spec) in runs.iter().enumerate() {
+        sims.push(SimRun::with_policy(build(i, spec)?, cfg.mode)?);
     }
 
     if sims.iter().any(|s| s.policy().needs_future()) {

@@ -99,6 +99,18 @@ impl TimedRun {
         Self::assemble(config, policy, device)
     }
 
+    /// Builds every component the config names except the policy, which `build` makes from the
+    /// cache's capacity in blocks (a policy from outside the registry, such as a Python class);
+    /// the config's `policy` is then only echoed.
+    pub fn with_policy(
+        config: &StackConfig,
+        build: impl FnOnce(u64) -> Result<Box<dyn crate::cache::Policy>, ConfigError>,
+    ) -> Result<TimedRun, ConfigError> {
+        let device = crate::device::build_model(&config.device)?;
+        let resolved = config.resolve()?;
+        Self::assemble(config, build(resolved.cache_blocks)?, device)
+    }
+
     /// Builds the stack around a device the caller made (tests, custom models).
     pub fn with_device(config: &StackConfig, device: Box<dyn Device>) -> Result<TimedRun, ConfigError> {
         let resolved = config.resolve()?;
@@ -337,7 +349,17 @@ impl Dump {
 /// opened a second time only when a first pass infers file sizes, which standard input (read
 /// once) cannot give.
 pub fn run_file(config: &StackConfig, path: &Path, format: Option<Format>, options: &ReaderOptions, dumps: &[Dump]) -> Result<TimedReport, Error> {
-    let stack = TimedRun::new(config)?;
+    run_stack_file(TimedRun::new(config)?, path, format, options, dumps)
+}
+
+/// [`run_file`] with a stack the caller built (e.g. with [`TimedRun::with_policy`]).
+pub fn run_stack_file(
+    stack: TimedRun,
+    path: &Path,
+    format: Option<Format>,
+    options: &ReaderOptions,
+    dumps: &[Dump],
+) -> Result<TimedReport, Error> {
     let mut opened = Some(crate::trace::open(path, format, options)?);
     let mut observers: Vec<(Boundary, Box<dyn BoundaryObserver>)> = Vec::with_capacity(dumps.len());
     for d in dumps {
