@@ -34,10 +34,12 @@ def __getattr__(name):
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
+    if name == "plot":  # iostack.plot: the plotting functions
+        return importlib.import_module("iostack.plots")
     if name in _SUBMODULES:
         return importlib.import_module(f"iostack.{name}")
     raise AttributeError(f"module 'iostack' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES) | {"plot"})
