@@ -40,6 +40,10 @@ def _without_plot(argv):
 def main() -> None:
     argv = ["iostack", *sys.argv[1:]]
     command = argv[1] if len(argv) > 1 else None
+    if command == "report":
+        from iostack.report import main as report_main
+
+        sys.exit(report_main(argv[2:]))
     if command in ("analyze", "sim", "run") and _plot_dir(argv[2:]) is not None:
         sys.exit({"analyze": _analyze_with_plots, "sim": _sim_with_plots, "run": _run_with_plots}[command](argv))
     sys.exit(_core.main(argv))
