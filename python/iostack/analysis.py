@@ -58,6 +58,12 @@ class Analysis:
     def __repr__(self) -> str:
         return f"Analysis({self.report.get('trace')!r}, {self.report.get('requests')} requests)"
 
+    def _repr_html_(self) -> str:
+        """Jupyter: the trace summary, its processes and the main figures."""
+        from iostack.report import analysis_html
+
+        return analysis_html(self.report)
+
 
 def analyze_argv(
     trace: PathLike,

@@ -371,3 +371,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     print(f"wrote {path}", file=sys.stderr)
     return 0
+
+
+# --- notebooks ---------------------------------------------------------------------------------
+
+
+def analysis_html(report: dict) -> str:
+    """HTML of one analysis (the report's section), for Jupyter's ``_repr_html_``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    name = pathlib.Path(str(report.get("trace", ""))).name
+    return f"<div><h3>iostack analysis: {_esc(name)}</h3>{_analysis_section(name, report)}</div>"
+
+
+def run_html(result: dict) -> str:
+    """HTML of one timed-run result, for Jupyter's ``_repr_html_``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    return f"<div><h3>iostack run</h3>{_run_section('', [result])}</div>"

@@ -42,6 +42,16 @@ def _load_config(config: Union[None, PathLike, Mapping[str, Any]]) -> dict:
     return cfg
 
 
+class RunResult(dict):
+    """The result of :func:`run`: a plain dict (as ``iostack run --json`` prints it) that Jupyter
+    shows as tables of the results and the echoed configuration, and the run's figures."""
+
+    def _repr_html_(self) -> str:
+        from iostack.report import run_html
+
+        return run_html(self)
+
+
 def run(
     trace: PathLike,
     *,
@@ -52,8 +62,9 @@ def run(
     mapping: Optional[str] = None,
     skip_invalid: bool = False,
     **options: Any,
-) -> dict:
-    """Replays ``trace`` through the timed stack and returns the result as a dict.
+) -> RunResult:
+    """Replays ``trace`` through the timed stack and returns the result as a dict
+    (:class:`RunResult`, which Jupyter shows as tables and figures).
 
     The stack is ``config`` (a dict, or a TOML/JSON file, or an earlier result) updated with
     ``options``, which take the names of ``iostack run``'s flags with underscores (``policy``
@@ -88,4 +99,4 @@ def run(
     if locality is not None:
         cfg["locality"] = bool(locality)
     out = _core.run_timed(os.fspath(trace), json.dumps(cfg), dumps, None, format, mapping, skip_invalid, policy_class)
-    return json.loads(out)
+    return RunResult(json.loads(out))
