@@ -114,13 +114,15 @@ def simulate(
     format: str | None = None,
     skip_invalid: bool = False,
     threads: int = 0,
+    mapping: str | None = None,
 ):
     """Miss-ratio simulation of one or more policies and cache sizes over one trace.
 
     ``trace`` is a path to a trace file (any format ``iostack formats`` lists; detected when
     ``format`` is None), or requests in memory: a DataFrame or dict of arrays with an ``offset``
     column and optional ``length`` (default 1), ``time_ns``, ``op``, ``pid``, ``device``
-    (as :func:`read_trace` returns them).
+    (as :func:`read_trace` returns them). ``mapping`` gives the columns of a generic CSV trace
+    (``"offset=2,length=3,op=1,time=0"``, see docs/formats.md).
 
     ``cache_size`` is a count in the cache's unit (objects with ``unit_size``, bytes in sized
     object mode, blocks of ``page_size`` in block mode) or a string with a byte unit
@@ -146,20 +148,41 @@ def simulate(
     for p in policies:
         check_policy_arg(p)
     size_texts = [_size_text(s) for s in sizes]
-    if isinstance(trace, (str, os.PathLike)):
-        rows = _core.simulate(os.fspath(trace), policies, size_texts, mode=mode, unit_size=unit_size,
-                              page_size=int(page_size), format=format, skip_invalid=skip_invalid,
-                              threads=int(threads))
-    else:
-        if format is not None:
-            raise ValueError("format: applies to trace files only")
-        rows = _core.simulate(None, policies, size_texts, mode=mode, unit_size=unit_size,
-                              page_size=int(page_size), threads=int(threads), arrays=_arrays(trace))
+    from iostack._errors import python_errors
+
+    with python_errors():
+        rows = _simulate_rows(trace, policies, size_texts, mode, unit_size, page_size, format, skip_invalid, threads, mapping)
+    _warn_cache_too_small(rows)
     if many_p or many_s:
         import pandas as pd
 
         return pd.DataFrame(rows)
     return rows[0]
+
+
+def _warn_cache_too_small(rows) -> None:
+    import warnings
+
+    for r in rows:
+        if r["requests"] and r.get("requests_larger_than_cache") == r["requests"]:
+            warnings.warn(
+                f"{r['policy']} at cache_size {r['cache_size']} ({r['cache_unit']}): the cache is smaller than every object "
+                "of the trace, so every request misses (sizes are in bytes in sized object mode; unit_size=True counts objects)",
+                stacklevel=3,
+            )
+
+
+def _simulate_rows(trace, policies, size_texts, mode, unit_size, page_size, format, skip_invalid, threads, mapping):
+    if isinstance(trace, (str, os.PathLike)):
+        rows = _core.simulate(os.fspath(trace), policies, size_texts, mode=mode, unit_size=unit_size,
+                              page_size=int(page_size), format=format, skip_invalid=skip_invalid,
+                              threads=int(threads), mapping=mapping)
+    else:
+        if format is not None or mapping is not None:
+            raise ValueError(f"{'format' if format is not None else 'mapping'}: applies to trace files only")
+        rows = _core.simulate(None, policies, size_texts, mode=mode, unit_size=unit_size,
+                              page_size=int(page_size), threads=int(threads), arrays=_arrays(trace))
+    return rows
 
 
 def read_trace(path: PathLike, format: str | None = None, as_frame: bool = True, skip_invalid: bool = False):

@@ -3,9 +3,10 @@
 The analysis itself runs in the Rust core (the same code as ``iostack analyze``); this module
 turns its report into pandas DataFrames:
 
-- ``summary``: one row of scalar figures (requests, footprint, read fraction, affinities, ...);
-- ``mrc``: the LRU miss-ratio curve, one row per cache size (``cache_size``, ``miss_ratio``,
-  ``misses``, and in block mode ``request_miss_ratio``);
+- ``summary``: one row of scalar figures (requests, footprint_units, footprint_bytes, read fraction, affinities, ...);
+- ``mrc``: the LRU miss-ratio curve, one row per cache size (``cache_size``, ``miss_ratio`` and
+  ``misses`` per unit of the analysis, ``request_miss_ratio`` per request as ``iostack sim``'s
+  ``miss_ratio``, and in block mode ``block_miss_ratio``, the same as ``miss_ratio``);
 - ``histograms``: log2-bucket histograms, one row per (``distance``, bucket) for the stack,
   block and reuse distances, request sizes and sequential-run lengths;
 - ``series``: affinities and working set per interval;
@@ -105,7 +106,10 @@ def analyze(trace: PathLike, **options) -> Analysis:
 
     Raises ``ValueError`` with the command's message on a bad trace or option.
     """
-    report = json.loads(_core.analyze_json(analyze_argv(trace, **options)))
+    from iostack._errors import python_errors
+
+    with python_errors():
+        report = json.loads(_core.analyze_json(analyze_argv(trace, **options)))
     return from_report(report)
 
 
@@ -188,9 +192,14 @@ def _summary(r: dict) -> pd.DataFrame:
 def _mrc(r: dict) -> pd.DataFrame:
     import pandas as pd
 
+    # `miss_ratio` is per unit of the analysis; the explicit names say which: per block in block
+    # mode (sim's block_miss_ratio), per request otherwise (sim's miss_ratio).
     df = pd.DataFrame(r["mrc"], columns=["cache_size", "miss_ratio", "misses"])
     if r.get("mrc_requests") is not None:
+        df["block_miss_ratio"] = df["miss_ratio"]
         df["request_miss_ratio"] = [p["miss_ratio"] for p in r["mrc_requests"]]
+    else:
+        df["request_miss_ratio"] = df["miss_ratio"]
     return df
 
 

@@ -146,7 +146,7 @@ def analysis_mrc(a, ax=None):
     fp = r["footprint_units"]
     shown = m[m["cache_size"] <= fp] if fp else m
     unit = f"{r['page_size']}-byte blocks" if r.get("page_size") else f"{r['mode']}s"
-    block = "request_miss_ratio" in m
+    block = "block_miss_ratio" in m
     ax.plot(shown["cache_size"], shown["miss_ratio"], marker="o", ms=3, label=f"per {'block' if block else r['mode']} (block_miss_ratio)" if block else "LRU")
     if block:
         ax.plot(shown["cache_size"], shown["request_miss_ratio"], marker="s", ms=3, label="per request (request_miss_ratio)")

@@ -98,5 +98,14 @@ def run(
     dumps = [(str(layer), os.fspath(path)) for layer, path in (dump or {}).items()]
     if locality is not None:
         cfg["locality"] = bool(locality)
-    out = _core.run_timed(os.fspath(trace), json.dumps(cfg), dumps, None, format, mapping, skip_invalid, policy_class)
-    return RunResult(json.loads(out))
+    from iostack._errors import python_errors
+
+    with python_errors():
+        out = _core.run_timed(os.fspath(trace), json.dumps(cfg), dumps, None, format, mapping, skip_invalid, policy_class)
+    result = RunResult(json.loads(out))
+    if result.get("notes"):
+        import warnings
+
+        for note in result["notes"]:
+            warnings.warn(note, stacklevel=2)
+    return result

@@ -15,7 +15,7 @@ use pyo3::types::{PyDict, PyList, PyType};
 use iostack::cache::Policy;
 use iostack::engine::sim::{sweep_with, FileTrace, MemoryTrace, Mode, RunSpec, SimResult, SweepConfig, TraceSource};
 use iostack::error::{Error, TraceError};
-use iostack::trace::{read_all, Format, Op, ReaderOptions, Request};
+use iostack::trace::{read_all, CsvMapping, Format, Op, ReaderOptions, Request};
 use iostack::units::Size;
 
 mod analyze;
@@ -109,6 +109,7 @@ fn result_dict<'py>(py: Python<'py>, r: &SimResult) -> PyResult<Bound<'py, PyDic
         d.set_item("block_hits", bh)?;
         d.set_item("block_miss_ratio", bm)?;
     }
+    d.set_item("requests_larger_than_cache", r.requests_larger_than_cache)?;
     d.set_item("skipped", r.skipped)?;
     d.set_item("cached_objects", r.cached_objects)?;
     d.set_item("metadata_bytes_per_object", r.metadata_bytes_per_object)?;
@@ -119,7 +120,7 @@ fn result_dict<'py>(py: Python<'py>, r: &SimResult) -> PyResult<Bound<'py, PyDic
 /// outer and sizes inner. `trace` is a path; or pass `path=None` and the request arrays.
 /// `cache_sizes` are strings as on the command line (`489`, `64MiB`).
 #[pyfunction]
-#[pyo3(signature = (path, policies, cache_sizes, mode="object", unit_size=false, page_size=4096, format=None, skip_invalid=false, threads=0, arrays=None, name=None))]
+#[pyo3(signature = (path, policies, cache_sizes, mode="object", unit_size=false, page_size=4096, format=None, skip_invalid=false, threads=0, arrays=None, name=None, mapping=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate<'py>(
     py: Python<'py>,
@@ -141,6 +142,7 @@ fn simulate<'py>(
         PyReadonlyArray1<'py, u32>,
     )>,
     name: Option<String>,
+    mapping: Option<&str>,
 ) -> PyResult<Bound<'py, PyList>> {
     let err = |e: iostack::ConfigError| PyValueError::new_err(e.to_string());
     let mode = match mode.to_ascii_lowercase().as_str() {
@@ -188,7 +190,8 @@ fn simulate<'py>(
     let format = parse_format(format)?;
     let source: Box<dyn TraceSource> = match (path.as_ref(), arrays) {
         (Some(p), None) => {
-            let options = ReaderOptions { skip_invalid, ..Default::default() };
+            let csv_mapping = mapping.map(CsvMapping::parse).transpose().map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let options = ReaderOptions { skip_invalid, csv_mapping, ..Default::default() };
             let p2 = p.clone();
             Box::new(py.allow_threads(move || FileTrace::new(p2, format, options)).map_err(|e| trace_to_py(&e, Some(p)))?)
         }

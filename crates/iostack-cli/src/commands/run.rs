@@ -171,6 +171,9 @@ pub fn report(args: &Args) -> anyhow::Result<TimedReport> {
 
 pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     let rep = report(&args)?;
+    for note in &rep.notes {
+        eprintln!("iostack: note: {note}");
+    }
     if args.json {
         out.print(&(serde_json::to_string_pretty(&rep)? + "\n"))
     } else {

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use iostack::engine::sim::{sweep, FileTrace, Mode, RunSpec, SimResult, SweepConfig, TraceSource};
-use iostack::trace::{Format, ReaderOptions};
+use iostack::trace::{CsvMapping, Format, ReaderOptions};
 use iostack::units::Size;
 use iostack::ConfigError;
 
@@ -45,6 +45,10 @@ pub struct Args {
     /// Trace format (see `iostack formats`); detected when omitted.
     #[arg(short, long)]
     pub format: Option<String>,
+    /// Column mapping of a generic CSV trace, e.g. `offset=2,length=3,op=1,time=0` (see
+    /// docs/formats.md).
+    #[arg(long)]
+    pub mapping: Option<String>,
     /// Object mode (one object per request) or block mode (pages).
     #[arg(short, long, value_enum, default_value_t = ModeArg::Object)]
     pub mode: ModeArg,
@@ -158,11 +162,15 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     let policies = split_policies(&args.policy)?;
     let runs = runs(&policies, &args.cache, mode)?;
     let format = args.format.as_deref().map(Format::from_name).transpose()?;
-    let options = ReaderOptions { skip_invalid: args.skip_invalid, ..Default::default() };
+    let csv_mapping = args.mapping.as_deref().map(CsvMapping::parse).transpose()?;
+    let options = ReaderOptions { skip_invalid: args.skip_invalid, csv_mapping, ..Default::default() };
     let source = FileTrace::new(&args.trace, format, options)?;
     let mut cfg = SweepConfig::new(mode);
     cfg.threads = args.threads;
     let results = run_sweep(&source, &runs, &cfg, page_size, out.progress())?;
+    for w in results.iter().filter_map(iostack::engine::sim::cache_too_small) {
+        eprintln!("iostack: warning: {w}");
+    }
     if args.json {
         out.print(&(serde_json::to_string_pretty(&results).context("serializing results")? + "\n"))
     } else {

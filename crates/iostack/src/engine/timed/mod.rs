@@ -269,6 +269,8 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
     });
     let c = &e.c;
     let hit_ratio = if c.cache.accesses == 0 { 0.0 } else { c.cache.hits as f64 / c.cache.accesses as f64 };
+    let processes = e.process_reports();
+    let notes = TimedReport::notes_for(config, &processes);
     Ok(TimedReport {
         config: config.clone(),
         resolved,
@@ -282,10 +284,11 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         sched: c.sched.clone(),
         device: c.device.clone(),
         response: c.response.summary(),
-        processes: e.process_reports(),
+        processes,
         locality,
         probes,
         skipped: e.skipped,
+        notes,
     })
 }
 
