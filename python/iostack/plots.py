@@ -379,39 +379,42 @@ def processes(a, ax=None, top: int = 20):
     return ax
 
 
+def _figure(draw, size, nrows: int = 1, ncols: int = 1, **subplots):
+    """A new figure of ``nrows`` x ``ncols`` axes drawn by ``draw(ax_or_axes)``."""
+    fig, axes = plt.subplots(nrows, ncols, figsize=size, **subplots)
+    draw(axes)
+    return fig
+
+
+def _write_all(outdir: PathLike, figures) -> List[pathlib.Path]:
+    """Saves each (name, draw, size, subplot options) of ``figures`` as ``outdir/name.png``."""
+    out = pathlib.Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    return [_save(_figure(draw, size, **opts), out / f"{name}.png") for name, draw, size, opts in figures]
+
+
 def write_analysis(a, outdir: PathLike) -> List[pathlib.Path]:
     """Writes every analysis plot into ``outdir`` (created if needed); returns the paths."""
     a = _analysis(a)
-    out = pathlib.Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    analysis_mrc(a, ax)
-    paths.append(_save(fig, out / "mrc.png"))
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    affinity(a, ax)
-    paths.append(_save(fig, out / "affinity.png"))
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
-    distances(a, axes)
-    fig.suptitle("Distance histograms (log2 buckets)")
-    paths.append(_save(fig, out / "distances.png"))
+
+    def dist(axes):
+        distances(a, axes)
+        axes[0].figure.suptitle("Distance histograms (log2 buckets)")
+
+    figures = [
+        ("mrc", lambda ax: analysis_mrc(a, ax), (7, 4.5), {}),
+        ("affinity", lambda ax: affinity(a, ax), (8, 4.5), {}),
+        ("distances", dist, (13, 4), {"ncols": 3}),
+    ]
     if "popularity" in a.report:
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        popularity(a, ax)
-        paths.append(_save(fig, out / "popularity.png"))
-        fig, axes = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
-        timeline(a, axes)
-        paths.append(_save(fig, out / "timeline.png"))
-        fig, axes = plt.subplots(1, 3, figsize=(13, 4))
-        distributions(a, axes)
-        paths.append(_save(fig, out / "distributions.png"))
-        fig, ax = plt.subplots(figsize=(9, 4.8))
-        heatmap(a, ax)
-        paths.append(_save(fig, out / "heatmap.png"))
-        fig, ax = plt.subplots(figsize=(7, 4))
-        processes(a, ax)
-        paths.append(_save(fig, out / "processes.png"))
-    return paths
+        figures += [
+            ("popularity", lambda ax: popularity(a, ax), (7, 4.5), {}),
+            ("timeline", lambda axes: timeline(a, axes), (8, 6), {"nrows": 2, "sharex": True}),
+            ("distributions", lambda axes: distributions(a, axes), (13, 4), {"ncols": 3}),
+            ("heatmap", lambda ax: heatmap(a, ax), (9, 4.8), {}),
+            ("processes", lambda ax: processes(a, ax), (7, 4), {}),
+        ]
+    return _write_all(outdir, figures)
 
 
 #: The name ``iostack analyze --plot`` used before; kept for callers of the old function.
@@ -545,28 +548,21 @@ def run_processes(results: Sequence[dict], ax=None):
 def write_run(results: Union[dict, Iterable[dict]], outdir: PathLike) -> List[pathlib.Path]:
     """Writes the plots of one or more :func:`iostack.run` results into ``outdir``."""
     results = [results] if isinstance(results, dict) else list(results)
-    out = pathlib.Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    sequence_cdf(results, axes[0], "sequences")
-    axes[0].set_title("disk sequence sizes")
-    sequence_cdf(results, axes[1], "sizes")
-    axes[1].set_title("device request sizes")
-    paths.append(_save(fig, out / "sequences.png"))
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    response(results, ax)
-    ax.set_title("Response time")
-    paths.append(_save(fig, out / "response.png"))
+
+    def sizes(axes):
+        sequence_cdf(results, axes[0], "sequences")
+        axes[0].set_title("disk sequence sizes")
+        sequence_cdf(results, axes[1], "sizes")
+        axes[1].set_title("device request sizes")
+
+    def resp(ax):
+        response(results, ax)
+        ax.set_title("Response time")
+
+    figures = [("sequences", sizes, (11, 4), {"ncols": 2}), ("response", resp, (7, 4.5), {})]
     if any(r.get("locality") for r in results):
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-        boundary_affinity(results, axes)
-        paths.append(_save(fig, out / "affinity.png"))
-    fig, ax = plt.subplots(figsize=(7, 4))
-    run_processes(results, ax)
-    paths.append(_save(fig, out / "processes.png"))
+        figures.append(("affinity", lambda axes: boundary_affinity(results, axes), (11, 4), {"ncols": 2, "sharey": True}))
+    figures.append(("processes", lambda ax: run_processes(results, ax), (7, 4), {}))
     if len(results) > 1:
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-        stacks(results, axes)
-        paths.append(_save(fig, out / "stacks.png"))
-    return paths
+        figures.append(("stacks", lambda axes: stacks(results, axes), (11, 4), {"ncols": 2}))
+    return _write_all(outdir, figures)

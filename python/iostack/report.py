@@ -215,11 +215,9 @@ def _fig_png(fig) -> bytes:
 
 
 def _draw(draw, size, caption: str, ncols: int = 1, nrows: int = 1) -> str:
-    import matplotlib.pyplot as plt
+    from iostack.plots import _figure
 
-    fig, axes = plt.subplots(nrows, ncols, figsize=size)
-    draw(axes)
-    return figure_html(_fig_png(fig), caption)
+    return figure_html(_fig_png(_figure(draw, size, nrows=nrows, ncols=ncols)), caption)
 
 
 # --- sections ----------------------------------------------------------------------------------
@@ -363,10 +361,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = ap.parse_args(argv)
     try:
         path = write(args.results, args.out, args.title)
-    except ReportError as e:
-        print(f"iostack: error: {e}", file=sys.stderr)
-        return 1
-    except OSError as e:
+    except (ReportError, OSError) as e:
         print(f"iostack: error: {e}", file=sys.stderr)
         return 1
     print(f"wrote {path}", file=sys.stderr)
