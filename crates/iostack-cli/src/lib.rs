@@ -42,6 +42,8 @@ enum Command {
     Devices(commands::devices::Args),
     /// Run a paper reproduction: the paper's figure beside iostack's.
     Repro(commands::repro::Args),
+    /// Write one self-contained HTML report of results (the Python package's command).
+    Report(commands::report::Args),
 }
 
 /// Runs the command line with `args` (including the program name); returns the exit code.
@@ -69,6 +71,7 @@ where
         Command::Demo(a) => commands::demo::run(a, &out),
         Command::Devices(a) => commands::devices::run(a, &out),
         Command::Repro(a) => commands::repro::run(a, &out),
+        Command::Report(a) => commands::report::run(a),
     };
     match result {
         Ok(()) => 0,

@@ -114,10 +114,7 @@ pub fn report(args: &Args) -> anyhow::Result<AnalysisReport> {
 
 pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     if let Some(dir) = &args.plot {
-        anyhow::bail!(
-            "--plot {}: plots are drawn with matplotlib by the Python package; install it (`pip install iostack`) and run its `iostack` command, or use --json and plot the report yourself",
-            dir.display()
-        );
+        return Err(super::report::python_only(&format!("--plot {}", dir.display())));
     }
     let rep = report(&args)?;
     print_report(&rep, args.json, out)

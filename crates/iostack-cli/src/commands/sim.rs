@@ -67,6 +67,10 @@ pub struct Args {
     /// Print results as a JSON array, one object per run.
     #[arg(long)]
     pub json: bool,
+    /// Write PNG plots into DIR; needs the Python package (`pip install iostack`), whose
+    /// `iostack` command draws them (docs/plots.md).
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
 }
 
 /// Splits `lru,arc,slru:segments=4,x=1` into specs: a piece with `=` and no `:` continues the
@@ -158,6 +162,9 @@ pub fn run_sweep(source: &dyn TraceSource, runs: &[RunSpec], cfg: &SweepConfig, 
 }
 
 pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
+    if let Some(dir) = &args.plot {
+        return Err(super::report::python_only(&format!("--plot {}", dir.display())));
+    }
     let (mode, page_size) = mode(args.mode, args.unit_size, &args.page_size)?;
     let policies = split_policies(&args.policy)?;
     let runs = runs(&policies, &args.cache, mode)?;
