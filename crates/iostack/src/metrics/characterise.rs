@@ -139,13 +139,43 @@ pub struct Characterisation {
     pub processes: Vec<ProcessRow>,
 }
 
-#[derive(Clone)]
-struct Interval {
+/// Requests, reads and writes, by count and bytes.
+#[derive(Clone, Copy, Default)]
+struct Mix {
     requests: u64,
     reads: u64,
     writes: u64,
     read_bytes: u64,
     write_bytes: u64,
+}
+
+impl Mix {
+    fn add(&mut self, r: &Request) {
+        self.requests += 1;
+        match r.op {
+            Op::Read => {
+                self.reads += 1;
+                self.read_bytes += r.length;
+            }
+            Op::Write => {
+                self.writes += 1;
+                self.write_bytes += r.length;
+            }
+        }
+    }
+
+    fn merge(&mut self, o: &Mix) {
+        self.requests += o.requests;
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.read_bytes += o.read_bytes;
+        self.write_bytes += o.write_bytes;
+    }
+}
+
+#[derive(Clone)]
+struct Interval {
+    mix: Mix,
     new_units: u64,
     first: u64,
     sd: [u64; 65],
@@ -153,17 +183,13 @@ struct Interval {
 
 impl Default for Interval {
     fn default() -> Self {
-        Interval { requests: 0, reads: 0, writes: 0, read_bytes: 0, write_bytes: 0, new_units: 0, first: 0, sd: [0; 65] }
+        Interval { mix: Mix::default(), new_units: 0, first: 0, sd: [0; 65] }
     }
 }
 
 impl Interval {
     fn merge(&mut self, o: &Interval) {
-        self.requests += o.requests;
-        self.reads += o.reads;
-        self.writes += o.writes;
-        self.read_bytes += o.read_bytes;
-        self.write_bytes += o.write_bytes;
+        self.mix.merge(&o.mix);
         self.new_units += o.new_units;
         self.first += o.first;
         for (a, b) in self.sd.iter_mut().zip(o.sd.iter()) {
@@ -227,18 +253,19 @@ impl DoublingBins {
                 footprint += b.new_units;
                 let secs = span as f64 / 1e9;
                 let rate = |x: u64| (per_second && span > 0).then(|| x as f64 / secs);
+                let m = &b.mix;
                 TimelinePoint {
                     start,
                     span,
-                    requests: b.requests,
-                    reads: b.reads,
-                    writes: b.writes,
-                    read_bytes: b.read_bytes,
-                    write_bytes: b.write_bytes,
+                    requests: m.requests,
+                    reads: m.reads,
+                    writes: m.writes,
+                    read_bytes: m.read_bytes,
+                    write_bytes: m.write_bytes,
                     new_units: b.new_units,
                     footprint_units: footprint,
-                    request_rate: rate(b.requests),
-                    byte_rate: rate(b.read_bytes + b.write_bytes),
+                    request_rate: rate(m.requests),
+                    byte_rate: rate(m.read_bytes + m.write_bytes),
                     stack_distance_histogram: log2_buckets(&b.sd),
                     first_references: b.first,
                 }
@@ -250,11 +277,7 @@ impl DoublingBins {
 
 #[derive(Default)]
 struct Process {
-    requests: u64,
-    reads: u64,
-    writes: u64,
-    read_bytes: u64,
-    write_bytes: u64,
+    mix: Mix,
     sequential: u64,
     prev_end: Option<(u32, u64)>,
     first_time: u64,
@@ -263,20 +286,10 @@ struct Process {
 
 impl Process {
     fn add(&mut self, r: &Request) {
-        if self.requests == 0 {
+        if self.mix.requests == 0 {
             self.first_time = r.time_ns;
         }
-        self.requests += 1;
-        match r.op {
-            Op::Read => {
-                self.reads += 1;
-                self.read_bytes += r.length;
-            }
-            Op::Write => {
-                self.writes += 1;
-                self.write_bytes += r.length;
-            }
-        }
+        self.mix.add(r);
         if self.prev_end == Some((r.device, r.offset)) {
             self.sequential += 1;
         }
@@ -286,14 +299,15 @@ impl Process {
     }
 
     fn row(&self, pid: Option<u32>) -> ProcessRow {
+        let m = &self.mix;
         ProcessRow {
             pid,
-            requests: self.requests,
-            reads: self.reads,
-            writes: self.writes,
-            read_bytes: self.read_bytes,
-            write_bytes: self.write_bytes,
-            sequential_fraction: (self.requests > 0).then(|| self.sequential as f64 / self.requests as f64),
+            requests: m.requests,
+            reads: m.reads,
+            writes: m.writes,
+            read_bytes: m.read_bytes,
+            write_bytes: m.write_bytes,
+            sequential_fraction: (m.requests > 0).then(|| self.sequential as f64 / m.requests as f64),
             first_time_ns: self.first_time,
             last_time_ns: self.last_time,
         }
@@ -380,17 +394,7 @@ impl Characteriser {
         let index = self.requests;
         self.requests += 1;
         for bin in [self.by_time.at(r.time_ns.saturating_sub(t0)), self.by_request.at(index)] {
-            bin.requests += 1;
-            match r.op {
-                Op::Read => {
-                    bin.reads += 1;
-                    bin.read_bytes += r.length;
-                }
-                Op::Write => {
-                    bin.writes += 1;
-                    bin.write_bytes += r.length;
-                }
-            }
+            bin.mix.add(r);
             bin.new_units += new_units;
             match max_stack_distance {
                 Some(d) => bin.sd[log2_bucket(d)] += 1,
@@ -413,7 +417,7 @@ impl Characteriser {
             pids.sort_unstable();
             pids.into_iter().map(|&pid| self.processes[&pid].row(Some(pid as u32))).collect()
         };
-        if self.other_processes.requests > 0 {
+        if self.other_processes.mix.requests > 0 {
             processes.push(self.other_processes.row(None));
         }
         // The trace is taken to end one mean inter-arrival time after its last request, the time
