@@ -41,9 +41,12 @@ def _size_text(s: Any) -> str:
         if s < 0:
             raise ValueError(f"cache_size: {s} is negative")
         return str(int(s))
+    if isinstance(s, (float, np.floating)):
+        # A fraction of the footprint, as libCacheSim writes it (0.01 is 1%).
+        return np.format_float_positional(float(s), trim="0")
     if isinstance(s, str):
         return s
-    raise ValueError(f"cache_size: {s!r} is not a size (expected e.g. 4096 or '64MiB')")
+    raise ValueError(f"cache_size: {s!r} is not a size (expected e.g. 4096, '64MiB', '1%' or 0.01)")
 
 
 def _op_array(op: Any, n: int) -> np.ndarray:

@@ -12,10 +12,9 @@ use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use iostack::engine::sim::{sweep, FileTrace, MemoryTrace, Mode, RunSpec, SimResult, SweepConfig, TraceSource};
+use iostack::engine::sim::{sweep_sizes, FileTrace, MemoryTrace, Mode, SimResult, SweepConfig, TraceSource};
 use iostack::error::{Error, TraceError};
 use iostack::trace::{read_all, Format, Op, ReaderOptions, Request};
-use iostack::units::Size;
 
 mod analyze;
 
@@ -57,6 +56,11 @@ fn parse_format(format: Option<&str>) -> PyResult<Option<Format>> {
     format.map(Format::from_name).transpose().map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// A configuration error with the options named as Python spells them.
+fn py_config_err(c: &iostack::ConfigError) -> PyErr {
+    PyValueError::new_err(c.to_string().replacen("--cache", "cache_size", 1).replacen("--policy", "policy", 1))
+}
+
 /// In-memory requests from numpy arrays (all the same length; `op` is 1 for writes).
 #[allow(clippy::too_many_arguments)]
 fn requests_from_arrays(
@@ -94,6 +98,10 @@ fn result_dict<'py>(py: Python<'py>, r: &SimResult) -> PyResult<Bound<'py, PyDic
     d.set_item("format", &r.format)?;
     d.set_item("policy", &r.policy)?;
     d.set_item("cache_size", r.cache_size)?;
+    d.set_item("cache_size_spec", &r.cache_size_spec)?;
+    if let Some(fp) = r.footprint {
+        d.set_item("footprint", fp)?;
+    }
     d.set_item("cache_unit", &r.cache_unit)?;
     d.set_item("mode", &r.mode)?;
     d.set_item("unit_size", r.unit_size)?;
@@ -140,7 +148,6 @@ fn simulate<'py>(
     )>,
     name: Option<String>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let err = |e: iostack::ConfigError| PyValueError::new_err(e.to_string());
     let mode = match mode.to_ascii_lowercase().as_str() {
         "object" => Mode::Object { unit_size },
         "block" => {
@@ -157,15 +164,10 @@ fn simulate<'py>(
     if policies.is_empty() {
         return Err(PyValueError::new_err("policy: no policy given"));
     }
-    let mut caps = Vec::new();
-    for text in &cache_sizes {
-        caps.push(mode.capacity(Size::parse("cache_size", text).map_err(err)?, text).map_err(err)?);
-    }
-    if caps.is_empty() {
+    if cache_sizes.is_empty() {
         return Err(PyValueError::new_err("cache_size: no cache size given"));
     }
-    let runs: Vec<RunSpec> =
-        policies.iter().flat_map(|p| caps.iter().map(move |&c| RunSpec { policy: p.clone(), capacity: c })).collect();
+    iostack::engine::sim::check_runs(&policies, &cache_sizes, mode).map_err(|c| py_config_err(&c))?;
     let format = parse_format(format)?;
     let source: Box<dyn TraceSource> = match (path.as_ref(), arrays) {
         (Some(p), None) => {
@@ -181,7 +183,13 @@ fn simulate<'py>(
     };
     let mut cfg = SweepConfig::new(mode);
     cfg.threads = threads;
-    let results = py.allow_threads(|| sweep(&*source, &runs, &cfg, page_size, &mut |_| {})).map_err(|e| to_py(e, path.as_deref()))?;
+    let results = py
+        .allow_threads(|| sweep_sizes(&*source, &policies, &cache_sizes, &cfg, page_size, &mut |_| {}))
+        .map_err(|e| match e {
+            // Option names as Python spells them.
+            Error::Config(c) => py_config_err(&c),
+            e => to_py(e, path.as_deref()),
+        })?;
     let out = PyList::empty(py);
     for r in &results {
         out.append(result_dict(py, r)?)?;

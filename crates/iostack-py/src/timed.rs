@@ -35,14 +35,14 @@ fn run_timed(
     if let Some(l) = locality {
         config.locality = l;
     }
-    config.resolve().map_err(value_err)?;
+    iostack::engine::footprint::check_timed_config(&config).map_err(value_err)?;
     let format = format.as_deref().map(Format::from_name).transpose().map_err(value_err)?;
     let csv_mapping = mapping.as_deref().map(CsvMapping::parse).transpose().map_err(value_err)?;
     let options = ReaderOptions { skip_invalid, csv_mapping, ..Default::default() };
     let dumps = dumps.iter().map(|(layer, path)| timed::Dump::new(layer, path)).collect::<Result<Vec<_>, _>>().map_err(value_err)?;
     py.allow_threads(move || {
         let path = Path::new(&trace);
-        let report = timed::run_file(&config, path, format, &options, &dumps).map_err(|e| crate::to_py(e, Some(path)))?;
+        let report = iostack::engine::footprint::run_timed_file(&config, path, format, &options, &dumps).map_err(|e| crate::to_py(e, Some(path)))?;
         serde_json::to_string(&report).map_err(value_err)
     })
 }

@@ -26,7 +26,8 @@ pub struct Args {
     /// Replacement policy spec (`iostack policies`), e.g. `lru`, `arc`.
     #[arg(long)]
     pub policy: Option<String>,
-    /// Cache size: `64MiB`, or a plain number of blocks of the page size.
+    /// Cache size: `64MiB`, a plain number of blocks of the page size, or a fraction of the
+    /// trace's footprint in blocks (`1%`, `0.01`).
     #[arg(long)]
     pub cache: Option<String>,
     /// Block (page) size in bytes.
@@ -145,7 +146,7 @@ pub fn stack_config(args: &Args) -> anyhow::Result<StackConfig> {
     if args.no_locality {
         c.locality = false;
     }
-    c.resolve()?;
+    iostack::engine::footprint::check_timed_config(&c)?;
     Ok(c)
 }
 
@@ -162,7 +163,7 @@ pub fn report(args: &Args) -> anyhow::Result<TimedReport> {
     let dumps = args.dump.iter().map(|d| timed::Dump::parse(d)).collect::<Result<Vec<_>, _>>()?;
     // A configuration error names its option and a trace that cannot be opened its file; the
     // rest happened while replaying the trace.
-    timed::run_file(&config, &args.trace, format, &options, &dumps).map_err(|e| match e {
+    iostack::engine::footprint::run_timed_file(&config, &args.trace, format, &options, &dumps).map_err(|e| match e {
         Error::Config(c) => anyhow::Error::from(c),
         Error::Trace(t) if t.location == Location::File => anyhow::Error::from(t),
         other => anyhow::Error::from(other).context(format!("replaying {}", args.trace.display())),
