@@ -15,6 +15,7 @@
 //! - [`engine`]: the miss-ratio engine (object and block mode) and, later, the timed engine.
 //! - [`metrics`]: counters and locality metrics.
 //! - [`units`]: parsing of sizes such as `64MiB`.
+//! - [`table`]: results as rows, written as CSV, JSON, JSON Lines or Parquet.
 //!
 //! The crate knows nothing of Python or of the command line; those live in `iostack-py` and
 //! `iostack-cli`.
@@ -28,6 +29,7 @@ pub mod metrics;
 pub mod repro;
 pub mod prefetch;
 pub mod sched;
+pub mod table;
 pub mod trace;
 #[doc(hidden)]
 pub mod testing;

@@ -94,6 +94,11 @@ pub struct Args {
     /// Print the full result as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Write the result to FILE as a one-row table of flattened columns (`elapsed_ns`,
+    /// `response.p99_ns`, `device.busy_ns`, `config.policy`, ...; see docs/experiments.md); the
+    /// format comes from the extension: .csv, .parquet, .json, .jsonl.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// The stack configuration the arguments describe.
@@ -170,8 +175,25 @@ pub fn report(args: &Args) -> anyhow::Result<TimedReport> {
     })
 }
 
+/// A timed result as one table row: the trace, the cache size in blocks (`cache_size`, with
+/// `cache_unit` and the size as given in `cache_size_spec`), then every figure of the report
+/// flattened to dotted column names (see `iostack::table::flatten`).
+pub fn row(trace: &str, rep: &TimedReport) -> iostack::table::Row {
+    let mut row = iostack::table::Row::new();
+    row.set("trace", trace);
+    row.set("cache_size", rep.resolved.get("cache_blocks").cloned().unwrap_or_default());
+    row.set("cache_unit", "blocks");
+    row.set("cache_size_spec", rep.config.cache.clone());
+    row.extend(iostack::table::flatten(rep, ""));
+    row
+}
+
 pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
+    crate::output::check_table_path(args.output.as_deref())?;
     let rep = report(&args)?;
+    if let Some(path) = &args.output {
+        crate::output::write_table(path, &[row(&args.trace.display().to_string(), &rep)])?;
+    }
     if args.json {
         out.print(&(serde_json::to_string_pretty(&rep)? + "\n"))
     } else {

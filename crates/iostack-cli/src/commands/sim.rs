@@ -65,6 +65,14 @@ pub struct Args {
     /// Print results as a JSON array, one object per run.
     #[arg(long)]
     pub json: bool,
+    /// Print the miss ratios as policies x cache sizes (as `iostack demo` does); with --output,
+    /// the file holds that pivot too.
+    #[arg(long, conflicts_with = "json")]
+    pub wide: bool,
+    /// Write the results to FILE as a table, one row per run (with --wide, one per policy); the
+    /// format comes from the extension: .csv, .parquet, .json, .jsonl.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// Splits `lru,arc,slru:segments=4,x=1` into specs: a piece with `=` and no `:` continues the
@@ -143,6 +151,7 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     let (mode, page_size) = mode(args.mode, args.unit_size, &args.page_size)?;
     let policies = split_policies(&args.policy)?;
     iostack::engine::sim::check_runs(&policies, &args.cache, mode)?;
+    crate::output::check_table_path(args.output.as_deref())?;
     let format = args.format.as_deref().map(Format::from_name).transpose()?;
     let options = ReaderOptions { skip_invalid: args.skip_invalid, ..Default::default() };
     let source = FileTrace::new(&args.trace, format, options)?;
@@ -150,11 +159,74 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     cfg.threads = args.threads;
     let runs = policies.len() * args.cache.len();
     let results = with_spinner(out.progress(), runs, |p| sweep_sizes(&source, &policies, &args.cache, &cfg, page_size, p))?;
+    if let Some(path) = &args.output {
+        let rows = if args.wide { wide_rows(&results) } else { results.iter().map(|r| iostack::table::flatten(r, "")).collect() };
+        crate::output::write_table(path, &rows)?;
+    }
     if args.json {
         out.print(&(serde_json::to_string_pretty(&results).context("serializing results")? + "\n"))
+    } else if args.wide {
+        out.print(&wide_table(&results))
     } else {
         out.print(&table(&results))
     }
+}
+
+/// The cache sizes of `results` in order, each with its label: the size as given, and the
+/// absolute size beside it when they differ (`1% (489)`).
+fn size_labels(results: &[SimResult]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for r in results {
+        if !out.iter().any(|(spec, _)| *spec == r.cache_size_spec) {
+            let label = if r.cache_size_spec == r.cache_size.to_string() {
+                r.cache_size_spec.clone()
+            } else {
+                format!("{} ({})", r.cache_size_spec, r.cache_size)
+            };
+            out.push((r.cache_size_spec.clone(), label));
+        }
+    }
+    out
+}
+
+/// Miss ratios pivoted: one row per policy, one column per cache size (named as given).
+fn wide_rows(results: &[SimResult]) -> Vec<iostack::table::Row> {
+    let mut rows: Vec<iostack::table::Row> = Vec::new();
+    for r in results {
+        let i = match rows.iter().position(|row| row.get("policy").and_then(|v| v.as_str()) == Some(r.policy.as_str())) {
+            Some(i) => i,
+            None => {
+                let mut row = iostack::table::Row::new();
+                row.set("policy", r.policy.clone());
+                rows.push(row);
+                rows.len() - 1
+            }
+        };
+        rows[i].set(r.cache_size_spec.clone(), r.miss_ratio);
+    }
+    rows
+}
+
+/// The miss ratios as policies x cache sizes, with a header line naming the trace.
+pub fn wide_table(results: &[SimResult]) -> String {
+    let Some(first) = results.first() else { return String::new() };
+    let labels = size_labels(results);
+    let mut s = format!("trace {} ({}), {} mode, miss ratio by cache size in {}\n", first.trace, first.format, first.mode, first.cache_unit);
+    let pw = results.iter().map(|r| r.policy.len()).max().unwrap_or(6).max(6);
+    s += &format!("{:<pw$}", "policy");
+    for (_, label) in &labels {
+        s += &format!("  {:>w$}", label, w = label.len().max(8));
+    }
+    s += "\n";
+    for row in wide_rows(results) {
+        s += &format!("{:<pw$}", row.get("policy").and_then(|v| v.as_str()).unwrap_or(""));
+        for (spec, label) in &labels {
+            let cell = row.get(spec).and_then(|v| v.as_f64()).map(|m| format!("{m:.6}")).unwrap_or_default();
+            s += &format!("  {:>w$}", cell, w = label.len().max(8));
+        }
+        s += "\n";
+    }
+    s
 }
 
 /// A readable table of results, one line per run.
