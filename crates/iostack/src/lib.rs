@@ -24,6 +24,7 @@ pub mod cache;
 pub mod device;
 pub mod engine;
 pub mod error;
+pub mod experiment;
 pub mod layer;
 pub mod metrics;
 pub mod repro;

@@ -8,3 +8,4 @@ pub mod formats;
 pub mod gen;
 pub mod demo;
 pub mod repro;
+pub mod sweep;

@@ -164,35 +164,43 @@ pub fn footprint(reader: &mut dyn TraceReader, mode: Mode) -> Result<u64, TraceE
 /// adds `cache_blocks` (the absolute size) and, for a relative size, `footprint_blocks` under
 /// `resolved`.
 pub fn run_timed_file(config: &StackConfig, path: &Path, format: Option<Format>, options: &ReaderOptions, dumps: &[timed::Dump]) -> Result<TimedReport, Error> {
-    let size = CacheSize::parse("--cache", &config.cache)?;
-    let (report, footprint) = match size {
-        CacheSize::Absolute(_) => (timed::run_file(config, path, format, options, dumps)?, None),
+    check_timed_config(config)?;
+    if path == Path::new("-") && CacheSize::parse("--cache", &config.cache)?.is_relative() {
+        return Err(ConfigError::new("--cache", format!("`{}` is relative to the trace's footprint, which needs a pass over the trace before the run; standard input can be read only once", config.cache)).into());
+    }
+    let (absolute, footprint) = absolute_cache(config, &mut || Ok(crate::trace::open(path, format, options)?))?;
+    let report = timed::run_file(&absolute, path, format, options, dumps)?;
+    Ok(annotate_timed(report, &config.cache, footprint))
+}
+
+/// [`run_timed_file`] over any trace `open` opens (generated workloads, sweeps).
+pub fn run_timed(config: &StackConfig, open: &mut dyn FnMut() -> Result<Box<dyn TraceReader>, Error>) -> Result<TimedReport, Error> {
+    check_timed_config(config)?;
+    let (absolute, footprint) = absolute_cache(config, open)?;
+    let report = timed::run_trace(&absolute, open, Vec::new())?;
+    Ok(annotate_timed(report, &config.cache, footprint))
+}
+
+/// The config with its cache size made absolute (blocks), and the footprint a relative size
+/// was taken of.
+fn absolute_cache(config: &StackConfig, open: &mut dyn FnMut() -> Result<Box<dyn TraceReader>, Error>) -> Result<(StackConfig, Option<u64>), Error> {
+    match CacheSize::parse("--cache", &config.cache)? {
+        CacheSize::Absolute(_) => Ok((config.clone(), None)),
         CacheSize::Relative(f) => {
-            check_timed_config(config)?;
-            if path == Path::new("-") {
-                return Err(ConfigError::new("--cache", format!("`{}` is relative to the trace's footprint, which needs a pass over the trace before the run; standard input can be read only once", config.cache)).into());
-            }
-            let mut reader = crate::trace::open(path, format, options)?;
-            let fp = footprint(&mut *reader, Mode::Block { page_size: config.page_size })?;
+            let fp = footprint(&mut *open()?, Mode::Block { page_size: config.page_size })?;
             let blocks = if fp == 0 { 1 } else { relative_capacity(f, fp, &config.cache, "blocks")? };
             let mut absolute = config.clone();
             absolute.cache = blocks.to_string();
-            let mut report = timed::run_file(&absolute, path, format, options, dumps)?;
-            report.config.cache = config.cache.clone();
-            (report, Some(fp))
+            Ok((absolute, Some(fp)))
         }
-    };
-    Ok(annotate_timed(report, footprint))
+    }
 }
 
-/// Adds the absolute cache size (and the footprint of a relative one) to a timed report.
-fn annotate_timed(mut report: TimedReport, footprint: Option<u64>) -> TimedReport {
-    let cache = CacheSize::parse("--cache", &report.config.cache).ok();
-    let blocks = match (cache, footprint) {
-        (Some(CacheSize::Relative(f)), Some(fp)) => relative_capacity(f, fp, "", "").unwrap_or(1),
-        (Some(CacheSize::Absolute(s)), _) => s.in_units(report.config.page_size),
-        _ => 0,
-    };
+/// Echoes the cache size as given (`given`) in the report's config, and adds the absolute size
+/// (and the footprint of a relative one) under `resolved`.
+fn annotate_timed(mut report: TimedReport, given: &str, footprint: Option<u64>) -> TimedReport {
+    let blocks = Size::parse("--cache", &report.config.cache).map(|s| s.in_units(report.config.page_size)).unwrap_or(0);
+    report.config.cache = given.to_string();
     if let Some(obj) = report.resolved.as_object_mut() {
         obj.insert("cache_blocks".into(), blocks.into());
         if let Some(fp) = footprint {

@@ -530,7 +530,26 @@ pub fn sweep_sizes(
     page_size: u64,
     progress: ProgressFn<'_>,
 ) -> Result<Vec<SimResult>, Error> {
-    let (sizes, future) = check_runs(policies, sizes, cfg.mode)?;
+    check_runs(policies, sizes, cfg.mode)?;
+    let sizes: Vec<&String> = sizes.iter().filter(|s| !s.trim().is_empty()).collect();
+    let pairs: Vec<(String, String)> = policies.iter().flat_map(|p| sizes.iter().map(move |s| (p.clone(), s.trim().to_string()))).collect();
+    sweep_pairs(source, &pairs, cfg, page_size, progress)
+}
+
+/// [`sweep_sizes`] for any list of (policy, size) pairs, in that order.
+pub fn sweep_pairs(
+    source: &dyn TraceSource,
+    pairs: &[(String, String)],
+    cfg: &SweepConfig,
+    page_size: u64,
+    progress: ProgressFn<'_>,
+) -> Result<Vec<SimResult>, Error> {
+    let policies: Vec<String> = pairs.iter().map(|(p, _)| p.clone()).collect();
+    let texts: Vec<String> = pairs.iter().map(|(_, s)| s.clone()).collect();
+    let (sizes, future) = check_runs(&policies, &texts, cfg.mode)?;
+    if sizes.len() != pairs.len() {
+        return Err(ConfigError::new("--cache", "no cache size given").into());
+    }
     let relative = sizes.iter().any(|(_, s)| s.is_relative());
     let (mut footprint, mut next_use) = (None, None);
     if relative || future {
@@ -555,18 +574,16 @@ pub fn sweep_sizes(
             next_use = Some(Arc::new(next_use_positions(&keys)));
         }
     }
-    let mut runs = Vec::with_capacity(policies.len() * sizes.len());
-    let mut specs = Vec::with_capacity(runs.capacity());
-    for p in policies {
-        for (text, size) in &sizes {
-            // An empty trace has no footprint; the sweep reports it as empty.
-            let capacity = match footprint {
-                Some(0) if size.is_relative() => 1,
-                fp => size.capacity(text, cfg.mode, fp)?,
-            };
-            runs.push(RunSpec { policy: p.clone(), capacity });
-            specs.push((text.clone(), size.is_relative()));
-        }
+    let mut runs = Vec::with_capacity(pairs.len());
+    let mut specs = Vec::with_capacity(pairs.len());
+    for (p, (text, size)) in policies.iter().zip(&sizes) {
+        // An empty trace has no footprint; the sweep reports it as empty.
+        let capacity = match footprint {
+            Some(0) if size.is_relative() => 1,
+            fp => size.capacity(text, cfg.mode, fp)?,
+        };
+        runs.push(RunSpec { policy: p.clone(), capacity });
+        specs.push((text.clone(), size.is_relative()));
     }
     let mut results = sweep_with(source, &runs, cfg, page_size, next_use, progress)?;
     for (r, (text, rel)) in results.iter_mut().zip(specs) {

@@ -77,6 +77,30 @@ pub fn flatten<T: serde::Serialize>(value: &T, prefix: &str) -> Row {
     row
 }
 
+/// A JSON object whose keys keep the order of the text (TOML or JSON) it was read from.
+#[derive(Debug, Clone, Default)]
+pub struct OrderedMap(pub Vec<(String, Value)>);
+
+impl<'de> Deserialize<'de> for OrderedMap {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<OrderedMap, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = OrderedMap;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<OrderedMap, A::Error> {
+                let mut entries = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Value>()? {
+                    entries.push((k, v));
+                }
+                Ok(OrderedMap(entries))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 /// A JSON value whose objects keep their key order.
 enum Tree {
     Scalar(Value),
@@ -325,7 +349,13 @@ pub fn read(path: &Path) -> std::io::Result<Vec<Row>> {
     }
 }
 
-fn row_from_json(line: &str) -> Result<Row, String> {
+/// A row as one line of JSON (columns in order), as [`row_from_json`] reads it back.
+pub fn row_to_json(row: &Row) -> String {
+    serde_json::to_string(&OrderedRow(row)).expect("rows serialize")
+}
+
+/// A row from a JSON object (nested objects flattened), columns in the order of the text.
+pub fn row_from_json(line: &str) -> Result<Row, String> {
     match serde_json::from_str::<Tree>(line).map_err(|e| e.to_string())? {
         Tree::Map(entries) => {
             let mut r = Row::new();
