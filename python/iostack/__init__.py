@@ -9,7 +9,7 @@ plots and reports on top.
 
 from iostack._core import __version__
 
-__all__ = ["__version__", "policies", "read_trace", "simulate", "analyze", "Analysis", "run"]
+__all__ = ["__version__", "policies", "read_trace", "simulate", "analyze", "Analysis", "run", "sweep"]
 
 # The public functions live in submodules that are imported on first use (PEP 562), so that the
 # `iostack` console command, which imports this package, starts without loading them (nor
@@ -21,8 +21,9 @@ _LAZY = {
     "analyze": "iostack.analysis",
     "Analysis": "iostack.analysis",
     "run": "iostack.timed",
+    "sweep": "iostack.experiment",
 }
-_SUBMODULES = ("_sim", "analysis", "timed", "plots", "cli")
+_SUBMODULES = ("_sim", "analysis", "timed", "plots", "cli", "experiment")
 
 
 def __getattr__(name):

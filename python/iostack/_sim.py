@@ -117,6 +117,7 @@ def simulate(
     format: str | None = None,
     skip_invalid: bool = False,
     threads: int = 0,
+    frame: str = "pandas",
 ):
     """Miss-ratio simulation of one or more policies and cache sizes over one trace.
 
@@ -129,8 +130,10 @@ def simulate(
     object mode, blocks of ``page_size`` in block mode) or a string with a byte unit
     (``"64MiB"``; not allowed with ``unit_size``).
 
-    Returns a dict for one policy and one size; a pandas DataFrame with one row per run (policies
-    outer, sizes inner) when ``policy`` or ``cache_size`` is a list. The fields are those of
+    Returns a dict for one policy and one size; a DataFrame with one row per run (policies
+    outer, sizes inner) when ``policy`` or ``cache_size`` is a list: pandas, or polars with
+    ``frame="polars"``. Sizes may be relative to the trace's footprint: ``"1%"`` or ``0.01``;
+    ``cache_size_spec`` echoes the size as given and ``footprint`` the footprint it was taken of. The fields are those of
     ``iostack sim --json``: trace, format, policy, cache_size, cache_unit, mode, unit_size,
     page_size, requests, hits, miss_ratio, byte_miss_ratio (block mode also blocks, block_hits,
     block_miss_ratio), skipped, cached_objects, metadata_bytes_per_object.
@@ -153,9 +156,9 @@ def simulate(
         rows = _core.simulate(None, policies, size_texts, mode=mode, unit_size=unit_size,
                               page_size=int(page_size), threads=int(threads), arrays=_arrays(trace))
     if many_p or many_s:
-        import pandas as pd
+        from iostack.experiment import frame_of
 
-        return pd.DataFrame(rows)
+        return frame_of(list(rows), frame)
     return rows[0]
 
 

@@ -18,6 +18,7 @@ use iostack::trace::{read_all, Format, Op, ReaderOptions, Request};
 
 mod analyze;
 
+mod sweep;
 mod timed;
 
 /// Runs the `iostack` command line with `argv` (program name first); returns the exit code.
@@ -244,5 +245,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     analyze::register(m)?;
     timed::register(m)?;
+    sweep::register(m)?;
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! the points already there; failed runs are recorded and reported at the end (exit code 1).
 //! See `iostack::experiment` and docs/experiments.md.
 //!
-//! `--backend ray` is run by the Python package's `iostack` command (python/iostack/sweep.py),
+//! `--backend ray` is run by the Python package's `iostack` command (python/iostack/experiment.py),
 //! which hands the same tasks to Ray workers and writes the same rows through this code.
 
 use std::io::IsTerminal;
