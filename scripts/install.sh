@@ -15,7 +15,7 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
     fi
 fi
 python3 -m pip install --upgrade --quiet pip
-python3 -m pip install --quiet -e ".[test,bench]"
+python3 -m pip install --quiet -e ".[test,bench,ray]"
 # The console script lands in pip's script folder, which may not be on PATH.
 if command -v iostack >/dev/null 2>&1; then
     iostack demo

@@ -9,7 +9,7 @@ plots and reports on top.
 
 from iostack._core import __version__
 
-__all__ = ["__version__", "policies", "read_trace", "simulate", "analyze", "Analysis", "run", "Policy", "Access"]
+__all__ = ["__version__", "policies", "read_trace", "simulate", "analyze", "Analysis", "run", "sweep", "Policy", "Access"]
 
 # The public functions live in submodules that are imported on first use (PEP 562), so that the
 # `iostack` console command, which imports this package, starts without loading them (nor
@@ -23,8 +23,9 @@ _LAZY = {
     "run": "iostack.timed",
     "Policy": "iostack.policy",
     "Access": "iostack.policy",
+    "sweep": "iostack.experiment",
 }
-_SUBMODULES = ("_sim", "analysis", "timed", "plots", "cli", "policy")
+_SUBMODULES = ("_sim", "analysis", "timed", "plots", "cli", "policy", "experiment")
 
 
 def __getattr__(name):

@@ -41,9 +41,12 @@ def _size_text(s: Any) -> str:
         if s < 0:
             raise ValueError(f"cache_size: {s} is negative")
         return str(int(s))
+    if isinstance(s, (float, np.floating)):
+        # A fraction of the footprint, as libCacheSim writes it (0.01 is 1%).
+        return np.format_float_positional(float(s), trim="0")
     if isinstance(s, str):
         return s
-    raise ValueError(f"cache_size: {s!r} is not a size (expected e.g. 4096 or '64MiB')")
+    raise ValueError(f"cache_size: {s!r} is not a size (expected e.g. 4096, '64MiB', '1%' or 0.01)")
 
 
 def _op_array(op: Any, n: int) -> np.ndarray:
@@ -117,6 +120,7 @@ def simulate(
     hints: Any = None,
     per_process: bool = False,
     mapping: str | None = None,
+    frame: str = "pandas",
 ):
     """Miss-ratio simulation of one or more policies and cache sizes over one trace.
 
@@ -134,8 +138,10 @@ def simulate(
     an :class:`iostack.Policy` subclass (one instance is built per run; see
     :mod:`iostack.policy`), or a list of these.
 
-    Returns a dict for one policy and one size; a pandas DataFrame with one row per run (policies
-    outer, sizes inner) when ``policy`` or ``cache_size`` is a list. The fields are those of
+    Returns a dict for one policy and one size; a DataFrame with one row per run (policies
+    outer, sizes inner) when ``policy`` or ``cache_size`` is a list: pandas, or polars with
+    ``frame="polars"``. Sizes may be relative to the trace's footprint: ``"1%"`` or ``0.01``;
+    ``cache_size_spec`` echoes the size as given and ``footprint`` the footprint it was taken of. The fields are those of
     ``iostack sim --json``: trace, format, policy, cache_size, cache_unit, mode, unit_size,
     page_size, requests, hits, miss_ratio, byte_miss_ratio (block mode also blocks, block_hits,
     block_miss_ratio), skipped, cached_objects, metadata_bytes_per_object.
@@ -168,9 +174,9 @@ def simulate(
         rows = _simulate_rows(trace, policies, size_texts, mode, unit_size, page_size, format, skip_invalid, threads, mapping, extra)
     _warn_cache_too_small(rows)
     if many_p or many_s:
-        import pandas as pd
+        from iostack.experiment import frame_of
 
-        return pd.DataFrame(rows)
+        return frame_of(list(rows), frame)
     return rows[0]
 
 

@@ -46,7 +46,66 @@ def main() -> None:
         sys.exit(report_main(argv[2:]))
     if command in ("analyze", "sim", "run") and _plot_dir(argv[2:]) is not None:
         sys.exit({"analyze": _analyze_with_plots, "sim": _sim_with_plots, "run": _run_with_plots}[command](argv))
+    if command == "sweep" and _ray_requested(argv[2:]):
+        sys.exit(_sweep_on_ray(argv[2:]))
     sys.exit(_core.main(argv))
+
+
+def _ray_requested(args) -> bool:
+    return "--backend=ray" in args or any(a == "--backend" and b == "ray" for a, b in zip(args, args[1:]))
+
+
+def _sweep_on_ray(args) -> int:
+    """``iostack sweep ... --backend ray``: the Rust sweep with Ray as the backend. The options
+    are those of ``iostack sweep --help``."""
+    import argparse
+    import os
+
+    p = argparse.ArgumentParser(prog="iostack sweep")
+    p.add_argument("experiment")
+    p.add_argument("-o", "--output")
+    p.add_argument("--resume", action="store_true")
+    p.add_argument("--backend", choices=["local", "ray"], default="ray")
+    p.add_argument("--address")
+    p.add_argument("-j", "--jobs", type=int, default=0)
+    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true")
+    a = p.parse_args(args)
+    if a.resume and not a.output:
+        p.error("--resume needs --output")
+    from iostack.experiment import ray_runner
+
+    try:
+        with open(a.experiment, encoding="utf-8") as f:
+            text = f.read()
+        folder = os.path.dirname(os.path.abspath(a.experiment))
+        rows, failures, total, skipped, echo = _core.sweep(
+            text, a.experiment, folder, a.output, a.resume, a.jobs, a.quiet, ray_runner(a.address), a.dry_run
+        )
+    except (OSError, ValueError, ImportError) as e:
+        print(f"iostack: error: {e}", file=sys.stderr)
+        return 1
+    if a.dry_run:
+        print(echo)
+        return 0
+    if not a.output:
+        import csv
+        import json
+
+        table = json.loads(rows)
+        columns = list(dict.fromkeys(k for r in table for k in r))
+        w = csv.DictWriter(sys.stdout, fieldnames=columns, lineterminator="\n")
+        w.writeheader()
+        w.writerows(table)
+    if not a.quiet:
+        where = f"; results in {a.output}" if a.output else ""
+        print(f"sweep: {total} runs ({total - skipped} run now, {skipped} already in the output), {len(failures)} failed{where}", file=sys.stderr)
+    for point, error in failures:
+        print(f"failed: {point}: {error}", file=sys.stderr)
+    if failures:
+        print(f"iostack: error: {len(failures)} of {total} runs failed (their rows hold the error)", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _write_plots(draw, outdir) -> int:

@@ -74,7 +74,7 @@ class RunResult(dict):
 
 
 def run(
-    trace: PathLike,
+    trace: Any,
     *,
     config: Union[None, PathLike, Mapping[str, Any]] = None,
     dump: Optional[Mapping[str, PathLike]] = None,
@@ -82,8 +82,11 @@ def run(
     format: Optional[str] = None,
     mapping: Optional[str] = None,
     skip_invalid: bool = False,
+    cache_size: Any = None,
+    frame: str = "pandas",
+    jobs: int = 0,
     **options: Any,
-) -> RunResult:
+):
     """Replays ``trace`` through the timed stack and returns the result as a dict
     (:class:`RunResult`, which Jupyter shows as tables and figures).
 
@@ -105,7 +108,27 @@ def run(
     result, one report per boundary. The result has
     ``config`` (re-runnable), ``elapsed_ns``, ``device_busy_ns``, ``device_requests``,
     ``hit_ratio`` and the per-layer counters (see docs/timed.md).
+
+    ``cache_size`` is the cache (``cache``, its old name, is accepted too), absolute (``"64MiB"``,
+    blocks) or relative to the trace's footprint in blocks (``"1%"``, ``0.01``).
+
+    Lists run a grid: a list of traces and any option given as a list (``policy=["lru",
+    "arc"]``, ``cache_size=["1%", "10%"]``) run every combination on all cores (as
+    ``iostack.sweep`` with ``kind="run"``) and return a DataFrame with one row per run, the
+    result flattened to columns (``elapsed_ns``, ``response.p99_ns``, ``device.busy_ns``, ...;
+    pandas, or polars with ``frame="polars"``).
     """
+    if "cache" in options:
+        if cache_size is not None:
+            raise TypeError("run() got both cache_size and its old name cache")
+        cache_size = options.pop("cache")
+    grid = isinstance(trace, (list, tuple)) or isinstance(cache_size, (list, tuple)) or any(
+        isinstance(v, (list, tuple)) and k != "layers" for k, v in options.items()
+    )
+    if grid:
+        return _run_grid(trace, config, dump, locality, format, mapping, skip_invalid, cache_size, frame, jobs, options)
+    if cache_size is not None:
+        options["cache"] = cache_size
     cfg = _load_config(config)
     policy_class = None
     if "policy" in options:
@@ -141,3 +164,34 @@ def run(
 
 class TraceOrderWarning(UserWarning):
     """The trace does not interleave its processes the way its times say (see docs/timed.md)."""
+
+
+def _run_grid(trace, config, dump, locality, format, mapping, skip_invalid, cache_size, frame, jobs, options):
+    """``run`` over lists: every combination, as a ``kind="run"`` sweep."""
+    from iostack.experiment import sweep
+
+    if dump:
+        raise ValueError("dump: applies to a single run, not to lists of traces or options")
+    base = _load_config(config)
+    if "cache" in base:
+        base["cache_size"] = base.pop("cache")
+    axes = {}
+    for key, value in options.items():
+        if key not in CONFIG_FIELDS:
+            raise TypeError(f"run() got an unknown option {key!r}; valid: {', '.join(CONFIG_FIELDS)}")
+        if isinstance(value, (list, tuple)) and key != "layers":
+            axes[key] = list(value)
+        elif value is not None:
+            base[key] = value
+    if locality is not None:
+        base["locality"] = bool(locality)
+    for key, value in (("format", format), ("mapping", mapping)):
+        if value is not None:
+            base[key] = value
+    if skip_invalid:
+        base["skip_invalid"] = True
+    sizes = None
+    if cache_size is not None:
+        sizes = [str(s) if not isinstance(s, float) else repr(s) for s in (cache_size if isinstance(cache_size, (list, tuple)) else [cache_size])]
+    traces = [os.path.abspath(os.fspath(t)) for t in (trace if isinstance(trace, (list, tuple)) else [trace])]
+    return sweep(traces=traces, kind="run", base=base, axes=axes, cache_size=sizes, frame=frame, jobs=jobs)

@@ -12,6 +12,7 @@ pub mod output;
 pub use output::Output;
 pub use commands::analyze::capture as analyze_capture;
 pub use commands::analyze::report_from_argv as analyze_report_from_argv;
+pub use commands::sweep as sweep_command;
 
 #[derive(Parser, Debug)]
 #[command(name = "iostack", version, about = "Simulate and measure the storage I/O stack", long_about = None)]
@@ -30,6 +31,8 @@ enum Command {
     Analyze(commands::analyze::Args),
     /// Replay a trace through the timed stack: cache, prefetcher, scheduler, device.
     Run(commands::run::Args),
+    /// Run an experiment's grid (traces x stacks x cache sizes) to one table, resumable.
+    Sweep(commands::sweep::Args),
     /// List the trace formats iostack reads and writes.
     Formats(commands::formats::Args),
     /// Convert a trace to another format (csv, bin, oracle-general).
@@ -69,6 +72,7 @@ where
         Command::Policies(a) => commands::policies::run(a, &out),
         Command::Analyze(a) => commands::analyze::run(a, &out),
         Command::Run(a) => commands::run::run(a, &out),
+        Command::Sweep(a) => commands::sweep::run(a, &out),
         Command::Formats(a) => commands::formats::run(a, &out),
         Command::Convert(a) => commands::convert::run(a, &out),
         Command::Gen(a) => commands::gen::run(a, &out),

@@ -13,14 +13,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyType};
 
 use iostack::cache::Policy;
-use iostack::engine::sim::{sweep_with, FileTrace, MemoryTrace, Mode, RunSpec, SimResult, SweepConfig, TraceSource};
+use iostack::engine::sim::{sweep_sizes, sweep_with, CacheSize, FileTrace, MemoryTrace, Mode, RunSpec, SimResult, SweepConfig, TraceSource};
 use iostack::error::{Error, TraceError};
 use iostack::trace::{read_all, CsvMapping, Format, Op, ReaderOptions, Request};
-use iostack::units::Size;
 
 mod analyze;
 mod policy;
 
+mod sweep;
 mod timed;
 
 /// Runs the `iostack` command line with `argv` (program name first); returns the exit code.
@@ -57,6 +57,11 @@ fn trace_to_py(t: &TraceError, path: Option<&std::path::Path>) -> PyErr {
 
 fn parse_format(format: Option<&str>) -> PyResult<Option<Format>> {
     format.map(Format::from_name).transpose().map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// A configuration error with the options named as Python spells them.
+fn py_config_err(c: &iostack::ConfigError) -> PyErr {
+    PyValueError::new_err(c.to_string().replacen("--cache", "cache_size", 1).replacen("--policy", "policy", 1))
 }
 
 /// In-memory requests from numpy arrays (all the same length; `op` is 1 for writes).
@@ -96,6 +101,10 @@ fn result_dict<'py>(py: Python<'py>, r: &SimResult) -> PyResult<Bound<'py, PyDic
     d.set_item("format", &r.format)?;
     d.set_item("policy", &r.policy)?;
     d.set_item("cache_size", r.cache_size)?;
+    d.set_item("cache_size_spec", &r.cache_size_spec)?;
+    if let Some(fp) = r.footprint {
+        d.set_item("footprint", fp)?;
+    }
     d.set_item("cache_unit", &r.cache_unit)?;
     d.set_item("mode", &r.mode)?;
     d.set_item("unit_size", r.unit_size)?;
@@ -189,31 +198,48 @@ fn simulate<'py>(
     if policies.is_empty() {
         return Err(PyValueError::new_err("policy: no policy given"));
     }
-    let mut caps = Vec::new();
-    for text in &cache_sizes {
-        caps.push(mode.capacity(Size::parse("cache_size", text).map_err(err)?, text).map_err(err)?);
-    }
-    if caps.is_empty() {
+    if cache_sizes.is_empty() {
         return Err(PyValueError::new_err("cache_size: no cache size given"));
     }
-    // A policy is a registered name or a Python class; each class gets one instance per run,
-    // built here (with the GIL) in the order of the runs.
+    // A policy is a registered name or a Python class. Names take every kind of size, relative
+    // ones included; with a class among them, the runs are built here (each class instance with
+    // the GIL, in the order of the runs) and sizes must be absolute.
+    let classes: Vec<Option<Bound<'py, PyType>>> = policies.iter().map(|p| p.downcast::<PyType>().ok().cloned()).collect();
+    let names: Vec<String> = policies
+        .iter()
+        .zip(&classes)
+        .map(|(p, c)| match c {
+            Some(cls) => policy::class_name(cls.as_any()),
+            None => p.extract::<String>(),
+        })
+        .collect::<PyResult<_>>()?;
     let failure = policy::Failure::default();
-    let mut runs = Vec::new();
-    let mut built: Vec<Option<Box<dyn Policy>>> = Vec::new();
-    for p in &policies {
-        for &c in &caps {
-            if let Ok(cls) = p.downcast::<PyType>() {
-                if c == 0 {
-                    return Err(PyValueError::new_err("cache_size: the cache size must be at least 1"));
+    let mut built: Option<(Vec<RunSpec>, Vec<Option<Box<dyn Policy>>>)> = None;
+    if classes.iter().all(Option::is_none) {
+        iostack::engine::sim::check_runs(&names, &cache_sizes, mode).map_err(|c| py_config_err(&c))?;
+    } else {
+        let (mut runs, mut boxes) = (Vec::new(), Vec::new());
+        for (cls, name) in classes.iter().zip(&names) {
+            for text in &cache_sizes {
+                let CacheSize::Absolute(size) = CacheSize::parse("cache_size", text).map_err(|c| py_config_err(&c))? else {
+                    return Err(PyValueError::new_err(
+                        "cache_size: sizes relative to the trace (`1%`, `0.01`) are not available with a Python policy class; give counts or byte sizes",
+                    ));
+                };
+                let c = mode.capacity(size, text).map_err(|c| py_config_err(&c))?;
+                match cls {
+                    Some(cls) => {
+                        if c == 0 {
+                            return Err(PyValueError::new_err("cache_size: the cache size must be at least 1"));
+                        }
+                        boxes.push(Some(Box::new(policy::PyPolicy::new(cls, c, failure.clone())?) as Box<dyn Policy>));
+                    }
+                    None => boxes.push(None),
                 }
-                runs.push(RunSpec { policy: policy::class_name(cls.as_any())?, capacity: c });
-                built.push(Some(Box::new(policy::PyPolicy::new(cls, c, failure.clone())?)));
-            } else {
-                runs.push(RunSpec { policy: p.extract::<String>()?, capacity: c });
-                built.push(None);
+                runs.push(RunSpec { policy: name.clone(), capacity: c });
             }
         }
+        built = Some((runs, boxes));
     }
     let format = parse_format(format)?;
     let source: Box<dyn TraceSource> = match (path.as_ref(), arrays) {
@@ -244,17 +270,24 @@ fn simulate<'py>(
     cfg.threads = threads;
     cfg.per_process = per_process;
     cfg.hints = hints.map(std::sync::Arc::new);
-    let results = py.allow_threads(|| {
-        let mut build = |i: usize, spec: &RunSpec| match built[i].take() {
-            Some(p) => Ok(p),
-            None => iostack::cache::build(&spec.policy, spec.capacity),
-        };
-        sweep_with(&*source, &runs, &cfg, page_size, &mut |_| {}, &mut build)
-    });
+    let results = match built {
+        None => py.allow_threads(|| sweep_sizes(&*source, &names, &cache_sizes, &cfg, page_size, &mut |_| {})),
+        Some((runs, mut boxes)) => py.allow_threads(|| {
+            let mut build = |i: usize, spec: &RunSpec| match boxes[i].take() {
+                Some(p) => Ok(p),
+                None => iostack::cache::build(&spec.policy, spec.capacity),
+            };
+            sweep_with(&*source, &runs, &cfg, page_size, None, &mut |_| {}, &mut build)
+        }),
+    };
     if let Some(e) = policy::take_failure(&failure) {
         return Err(e);
     }
-    let results = results.map_err(|e| to_py(e, path.as_deref()))?;
+    let results = results.map_err(|e| match e {
+        // Option names as Python spells them.
+        Error::Config(c) => py_config_err(&c),
+        e => to_py(e, path.as_deref()),
+    })?;
     let out = PyList::empty(py);
     for r in &results {
         out.append(result_dict(py, r)?)?;
@@ -310,5 +343,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<policy::PyAccess>()?;
     analyze::register(m)?;
     timed::register(m)?;
+    sweep::register(m)?;
     Ok(())
 }

@@ -41,7 +41,7 @@ fn run_timed(
     if let Some(l) = locality {
         config.locality = l;
     }
-    config.resolve().map_err(value_err)?;
+    iostack::engine::footprint::check_timed_config(&config).map_err(value_err)?;
     let format = format.as_deref().map(Format::from_name).transpose().map_err(value_err)?;
     let csv_mapping = mapping.as_deref().map(CsvMapping::parse).transpose().map_err(value_err)?;
     let options = ReaderOptions { skip_invalid, csv_mapping, ..Default::default() };
@@ -52,13 +52,15 @@ fn run_timed(
         Some(cls) => Some(PyPolicy::new(cls, config.resolve().map_err(value_err)?.cache_blocks, failure.clone())?),
     };
     let out = py.allow_threads(move || {
-        let stack = match policy {
-            None => timed::TimedRun::new(&config),
-            Some(p) => timed::TimedRun::with_policy(&config, |_| Ok(Box::new(p))),
-        }
-        .map_err(value_err)?;
         let path = Path::new(&trace);
-        let report = timed::run_stack_file(stack, path, format, &options, &dumps).map_err(|e| crate::to_py(e, Some(path)))?;
+        let report = match policy {
+            // Relative cache sizes are resolved against the trace's footprint first.
+            None => iostack::engine::footprint::run_timed_file(&config, path, format, &options, &dumps),
+            Some(p) => timed::TimedRun::with_policy(&config, |_| Ok(Box::new(p)))
+                .map_err(iostack::error::Error::from)
+                .and_then(|stack| timed::run_stack_file(stack, path, format, &options, &dumps)),
+        }
+        .map_err(|e| crate::to_py(e, Some(path)))?;
         serde_json::to_string(&report).map_err(value_err)
     });
     match take_failure(&failure) {

@@ -16,6 +16,7 @@
 //! - [`metrics`]: counters and locality metrics.
 //! - [`model`]: the papers' theoretical models, run exactly (ACFS's prefetching and caching model).
 //! - [`units`]: parsing of sizes such as `64MiB`.
+//! - [`table`]: results as rows, written as CSV, JSON, JSON Lines or Parquet.
 //!
 //! The crate knows nothing of Python or of the command line; those live in `iostack-py` and
 //! `iostack-cli`.
@@ -25,6 +26,7 @@ pub mod cache;
 pub mod device;
 pub mod engine;
 pub mod error;
+pub mod experiment;
 pub mod hints;
 pub mod kdsim;
 pub mod layer;
@@ -33,6 +35,7 @@ pub mod model;
 pub mod repro;
 pub mod prefetch;
 pub mod sched;
+pub mod table;
 pub mod trace;
 #[doc(hidden)]
 pub mod testing;

@@ -59,6 +59,11 @@ pub struct Args {
     /// Print the full report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Write the summary figures to FILE as a one-row table (flattened column names such as
+    /// `footprint_units`, `stack_affinity.mean`; the curves and series are in --json); the format
+    /// comes from the extension: .csv, .parquet, .json, .jsonl.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Write PNG plots (MRC, affinity over time, distance histograms) into DIR; needs the
     /// Python package (`pip install iostack`).
     #[arg(long, value_name = "DIR")]
@@ -116,12 +121,17 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     if let Some(dir) = &args.plot {
         return Err(super::report::python_only(&format!("--plot {}", dir.display())));
     }
+    crate::output::check_table_path(args.output.as_deref())?;
     let rep = report(&args)?;
-    print_report(&rep, args.json, out)
+    print_report(&rep, &args, out)
 }
 
-fn print_report(rep: &AnalysisReport, json: bool, out: &Output) -> anyhow::Result<()> {
-    if json {
+/// Writes the `--output` table, then prints the report.
+fn print_report(rep: &AnalysisReport, args: &Args, out: &Output) -> anyhow::Result<()> {
+    if let Some(path) = &args.output {
+        crate::output::write_table(path, &[iostack::table::flatten(rep, "")])?;
+    }
+    if args.json {
         out.print(&(serde_json::to_string_pretty(rep)? + "\n"))
     } else {
         out.print(&table(rep))
@@ -162,8 +172,8 @@ pub fn capture(argv: Vec<String>) -> (i32, Option<String>) {
         }
     };
     let out = Output::stdout();
-    let result = report(&args).and_then(|rep| {
-        print_report(&rep, args.json, &out)?;
+    let result = crate::output::check_table_path(args.output.as_deref()).and_then(|_| report(&args)).and_then(|rep| {
+        print_report(&rep, &args, &out)?;
         Ok(serde_json::to_string(&rep)?)
     });
     match result {

@@ -11,3 +11,4 @@ pub mod repro;
 pub mod kdsim;
 pub mod model;
 pub mod report;
+pub mod sweep;

@@ -26,7 +26,8 @@ pub struct Args {
     /// Replacement policy spec (`iostack policies`), e.g. `lru`, `arc`.
     #[arg(long)]
     pub policy: Option<String>,
-    /// Cache size: `64MiB`, or a plain number of blocks of the page size.
+    /// Cache size: `64MiB`, a plain number of blocks of the page size, or a fraction of the
+    /// trace's footprint in blocks (`1%`, `0.01`).
     #[arg(long)]
     pub cache: Option<String>,
     /// Block (page) size in bytes.
@@ -100,6 +101,11 @@ pub struct Args {
     /// `iostack` command draws them (docs/plots.md).
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+    /// Write the result to FILE as a one-row table of flattened columns (`elapsed_ns`,
+    /// `response.p99_ns`, `device.busy_ns`, `config.policy`, ...; see docs/experiments.md); the
+    /// format comes from the extension: .csv, .parquet, .json, .jsonl.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// The stack configuration the arguments describe.
@@ -152,7 +158,7 @@ pub fn stack_config(args: &Args) -> anyhow::Result<StackConfig> {
     if args.no_locality {
         c.locality = false;
     }
-    c.resolve()?;
+    iostack::engine::footprint::check_timed_config(&c)?;
     Ok(c)
 }
 
@@ -169,23 +175,40 @@ pub fn report(args: &Args) -> anyhow::Result<TimedReport> {
     let dumps = args.dump.iter().map(|d| timed::Dump::parse(d)).collect::<Result<Vec<_>, _>>()?;
     // A configuration error names its option and a trace that cannot be opened its file; the
     // rest happened while replaying the trace.
-    timed::run_file(&config, &args.trace, format, &options, &dumps).map_err(|e| match e {
+    iostack::engine::footprint::run_timed_file(&config, &args.trace, format, &options, &dumps).map_err(|e| match e {
         Error::Config(c) => anyhow::Error::from(c),
         Error::Trace(t) if t.location == Location::File => anyhow::Error::from(t),
         other => anyhow::Error::from(other).context(format!("replaying {}", args.trace.display())),
     })
 }
 
+/// A timed result as one table row: the trace, the cache size in blocks (`cache_size`, with
+/// `cache_unit` and the size as given in `cache_size_spec`), then every figure of the report
+/// flattened to dotted column names (see `iostack::table::flatten`).
+pub fn row(trace: &str, rep: &TimedReport) -> iostack::table::Row {
+    let mut row = iostack::table::Row::new();
+    row.set("trace", trace);
+    row.set("cache_size", rep.resolved.get("cache_blocks").cloned().unwrap_or_default());
+    row.set("cache_unit", "blocks");
+    row.set("cache_size_spec", rep.config.cache.clone());
+    row.extend(iostack::table::flatten(rep, ""));
+    row
+}
+
 pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     if let Some(dir) = &args.plot {
         return Err(super::report::python_only(&format!("--plot {}", dir.display())));
     }
+    crate::output::check_table_path(args.output.as_deref())?;
     let rep = report(&args)?;
     for w in &rep.warnings {
         eprintln!("iostack: warning: {w}");
     }
     for note in &rep.notes {
         eprintln!("iostack: note: {note}");
+    }
+    if let Some(path) = &args.output {
+        crate::output::write_table(path, &[row(&args.trace.display().to_string(), &rep)])?;
     }
     if args.json {
         out.print(&(serde_json::to_string_pretty(&rep)? + "\n"))

@@ -3,8 +3,9 @@
 //! The trace is read once; every (policy, size) pair is a run fed from the same batches, and the
 //! runs are spread over all cores (see `iostack::engine::sim::sweep`).
 //!
-//! Cache sizes: a plain number counts the cache's unit; a size with a byte unit (`64MiB`) is
-//! converted to it:
+//! Cache sizes: a plain number counts the cache's unit; a percentage (`1%`) or a number with a
+//! decimal point (`0.01`, libCacheSim's form) is a fraction of the trace's footprint in that unit
+//! (see `iostack::engine::footprint`); a size with a byte unit (`64MiB`) is converted to it:
 //! - object mode with `--unit-size`: the cache counts objects, so only plain counts are accepted
 //!   (a byte size has no meaning when every object has size 1; the error says so);
 //! - object mode with real sizes: the capacity is bytes; a plain number is bytes too;
@@ -14,7 +15,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use iostack::engine::sim::{sweep, FileTrace, Mode, RunSpec, SimResult, SweepConfig, TraceSource};
+use iostack::engine::sim::{sweep, sweep_sizes, FileTrace, Mode, ProgressFn, RunSpec, SimResult, SweepConfig, TraceSource};
 use iostack::trace::{CsvMapping, Format, ReaderOptions};
 use iostack::units::Size;
 use iostack::ConfigError;
@@ -39,7 +40,8 @@ pub struct Args {
     #[arg(short, long, required = true, num_args = 1)]
     pub policy: Vec<String>,
     /// Cache sizes, comma-separated: counts (objects, or blocks in block mode; bytes in sized
-    /// object mode) or byte sizes such as 64MiB.
+    /// object mode), byte sizes such as 64MiB, or fractions of the trace's footprint in the
+    /// cache's unit: `0.1%,1%,10%` or `0.001,0.01,0.1`.
     #[arg(short, long, required = true, value_delimiter = ',')]
     pub cache: Vec<String>,
     /// Trace format (see `iostack formats`); detected when omitted.
@@ -78,6 +80,14 @@ pub struct Args {
     /// `iostack` command draws them (docs/plots.md).
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
+    /// Print the miss ratios as policies x cache sizes (as `iostack demo` does); with --output,
+    /// the file holds that pivot too.
+    #[arg(long, conflicts_with = "json")]
+    pub wide: bool,
+    /// Write the results to FILE as a table, one row per run (with --wide, one per policy); the
+    /// format comes from the extension: .csv, .parquet, .json, .jsonl.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// Splits `lru,arc,slru:segments=4,x=1` into specs: a piece with `=` and no `:` continues the
@@ -103,11 +113,6 @@ pub fn split_policies(args: &[String]) -> Result<Vec<String>, ConfigError> {
     Ok(out)
 }
 
-/// The capacity of a cache of `size` in the cache's unit for `mode` (see the module comment).
-pub fn capacity(size: Size, text: &str, mode: Mode) -> Result<u64, ConfigError> {
-    mode.capacity(size, text)
-}
-
 /// The mode from the flags; rejects flags that do not apply.
 pub fn mode(mode: ModeArg, unit_size: bool, page_size: &str) -> Result<(Mode, u64), ConfigError> {
     let page = match Size::parse("--page-size", page_size)? {
@@ -127,37 +132,26 @@ pub fn mode(mode: ModeArg, unit_size: bool, page_size: &str) -> Result<(Mode, u6
     })
 }
 
-/// The (policy, capacity) pairs, policies outer, sizes inner, in the order given.
-pub fn runs(policies: &[String], sizes: &[String], mode: Mode) -> Result<Vec<RunSpec>, ConfigError> {
-    let mut caps = Vec::new();
-    for text in sizes.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
-        caps.push(capacity(Size::parse("--cache", text)?, text, mode)?);
-    }
-    if caps.is_empty() {
-        return Err(ConfigError::new("--cache", "no cache size given"));
-    }
-    // Check every spec once, so that a typo fails before the trace is read.
-    for p in policies {
-        iostack::cache::build(p, caps[0])?;
-    }
-    Ok(policies.iter().flat_map(|p| caps.iter().map(move |&c| RunSpec { policy: p.clone(), capacity: c })).collect())
-}
-
 /// Runs a sweep, with a progress spinner on stderr when `show` is set.
 pub fn run_sweep(source: &dyn TraceSource, runs: &[RunSpec], cfg: &SweepConfig, page_size: u64, show: bool) -> anyhow::Result<Vec<SimResult>> {
+    with_spinner(show, runs.len(), |progress| sweep(source, runs, cfg, page_size, progress))
+}
+
+/// Runs `work` with a spinner on stderr (requests read, rate, elapsed) when `show` is set.
+pub fn with_spinner(show: bool, runs: usize, work: impl FnOnce(ProgressFn<'_>) -> Result<Vec<SimResult>, iostack::error::Error>) -> anyhow::Result<Vec<SimResult>> {
     let bar = if show {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_style(
             indicatif::ProgressStyle::with_template("{spinner} {human_pos} requests read, {per_sec}, {elapsed} ({msg})")
                 .expect("valid template"),
         );
-        bar.set_message(format!("{} run{}", runs.len(), if runs.len() == 1 { "" } else { "s" }));
+        bar.set_message(format!("{} run{}", runs, if runs == 1 { "" } else { "s" }));
         bar.enable_steady_tick(std::time::Duration::from_millis(200));
         Some(bar)
     } else {
         None
     };
-    let result = sweep(source, runs, cfg, page_size, &mut |n| {
+    let result = work(&mut |n| {
         if let Some(b) = &bar {
             b.set_position(n);
         }
@@ -174,7 +168,8 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     }
     let (mode, page_size) = mode(args.mode, args.unit_size, &args.page_size)?;
     let policies = split_policies(&args.policy)?;
-    let runs = runs(&policies, &args.cache, mode)?;
+    iostack::engine::sim::check_runs(&policies, &args.cache, mode)?;
+    crate::output::check_table_path(args.output.as_deref())?;
     let format = args.format.as_deref().map(Format::from_name).transpose()?;
     let csv_mapping = args.mapping.as_deref().map(CsvMapping::parse).transpose()?;
     let options = ReaderOptions { skip_invalid: args.skip_invalid, csv_mapping, ..Default::default() };
@@ -183,15 +178,79 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     cfg.threads = args.threads;
     cfg.per_process = args.per_process;
     cfg.hints = args.hints.as_deref().map(iostack::hints::HintsSpec::parse).transpose()?.map(std::sync::Arc::new);
-    let results = run_sweep(&source, &runs, &cfg, page_size, out.progress())?;
+    let runs = policies.len() * args.cache.len();
+    let results = with_spinner(out.progress(), runs, |p| sweep_sizes(&source, &policies, &args.cache, &cfg, page_size, p))?;
     for w in results.iter().filter_map(iostack::engine::sim::cache_too_small) {
         eprintln!("iostack: warning: {w}");
     }
+    if let Some(path) = &args.output {
+        let rows = if args.wide { wide_rows(&results) } else { results.iter().map(|r| iostack::table::flatten(r, "")).collect() };
+        crate::output::write_table(path, &rows)?;
+    }
     if args.json {
         out.print(&(serde_json::to_string_pretty(&results).context("serializing results")? + "\n"))
+    } else if args.wide {
+        out.print(&wide_table(&results))
     } else {
         out.print(&table(&results))
     }
+}
+
+/// The cache sizes of `results` in order, each with its label: the size as given, and the
+/// absolute size beside it when they differ (`1% (489)`).
+fn size_labels(results: &[SimResult]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for r in results {
+        if !out.iter().any(|(spec, _)| *spec == r.cache_size_spec) {
+            let label = if r.cache_size_spec == r.cache_size.to_string() {
+                r.cache_size_spec.clone()
+            } else {
+                format!("{} ({})", r.cache_size_spec, r.cache_size)
+            };
+            out.push((r.cache_size_spec.clone(), label));
+        }
+    }
+    out
+}
+
+/// Miss ratios pivoted: one row per policy, one column per cache size (named as given).
+fn wide_rows(results: &[SimResult]) -> Vec<iostack::table::Row> {
+    let mut rows: Vec<iostack::table::Row> = Vec::new();
+    for r in results {
+        let i = match rows.iter().position(|row| row.get("policy").and_then(|v| v.as_str()) == Some(r.policy.as_str())) {
+            Some(i) => i,
+            None => {
+                let mut row = iostack::table::Row::new();
+                row.set("policy", r.policy.clone());
+                rows.push(row);
+                rows.len() - 1
+            }
+        };
+        rows[i].set(r.cache_size_spec.clone(), r.miss_ratio);
+    }
+    rows
+}
+
+/// The miss ratios as policies x cache sizes, with a header line naming the trace.
+pub fn wide_table(results: &[SimResult]) -> String {
+    let Some(first) = results.first() else { return String::new() };
+    let labels = size_labels(results);
+    let mut s = format!("trace {} ({}), {} mode, miss ratio by cache size in {}\n", first.trace, first.format, first.mode, first.cache_unit);
+    let pw = results.iter().map(|r| r.policy.len()).max().unwrap_or(6).max(6);
+    s += &format!("{:<pw$}", "policy");
+    for (_, label) in &labels {
+        s += &format!("  {:>w$}", label, w = label.len().max(8));
+    }
+    s += "\n";
+    for row in wide_rows(results) {
+        s += &format!("{:<pw$}", row.get("policy").and_then(|v| v.as_str()).unwrap_or(""));
+        for (spec, label) in &labels {
+            let cell = row.get(spec).and_then(|v| v.as_f64()).map(|m| format!("{m:.6}")).unwrap_or_default();
+            s += &format!("  {:>w$}", cell, w = label.len().max(8));
+        }
+        s += "\n";
+    }
+    s
 }
 
 /// A readable table of results, one line per run.
@@ -214,13 +273,27 @@ pub fn table(results: &[SimResult]) -> String {
     let pw = results.iter().map(|r| r.policy.len()).max().unwrap_or(6).max(6);
     let size_col = format!("cache ({})", first.cache_unit);
     let cw = results.iter().map(|r| r.cache_size.to_string().len()).max().unwrap_or(0).max(size_col.len());
-    s += &format!("{:<pw$}  {:>cw$}  {:>10}  {:>10}  {:>11}", "policy", size_col, "miss ratio", "byte miss", "hits");
+    // Sizes given relative to the footprint (or with a byte unit) are shown as given too.
+    let given = results.iter().any(|r| r.cache_size_spec != r.cache_size.to_string());
+    let gw = results.iter().map(|r| r.cache_size_spec.len()).max().unwrap_or(0).max(5);
+    if let Some(fp) = results.iter().find_map(|r| r.footprint) {
+        s += &format!("footprint {fp} {}\n", first.cache_unit);
+    }
+    s += &format!("{:<pw$}", "policy");
+    if given {
+        s += &format!("  {:>gw$}", "given");
+    }
+    s += &format!("  {:>cw$}  {:>10}  {:>10}  {:>11}", size_col, "miss ratio", "byte miss", "hits");
     if block {
         s += &format!("  {:>10}", "block miss");
     }
     s += "\n";
     for r in results {
-        s += &format!("{:<pw$}  {:>cw$}  {:>10.6}  {:>10.6}  {:>11}", r.policy, r.cache_size, r.miss_ratio, r.byte_miss_ratio, r.hits);
+        s += &format!("{:<pw$}", r.policy);
+        if given {
+            s += &format!("  {:>gw$}", r.cache_size_spec);
+        }
+        s += &format!("  {:>cw$}  {:>10.6}  {:>10.6}  {:>11}", r.cache_size, r.miss_ratio, r.byte_miss_ratio, r.hits);
         if let Some(b) = r.block_miss_ratio {
             s += &format!("  {:>10.6}", b);
         }
@@ -258,7 +331,7 @@ mod tests {
         let obj = Mode::Object { unit_size: true };
         let sized = Mode::Object { unit_size: false };
         let blk = Mode::Block { page_size: 4096 };
-        let cap = |t: &str, m| capacity(Size::parse("--cache", t).unwrap(), t, m);
+        let cap = |t: &str, m: Mode| m.capacity(Size::parse("--cache", t).unwrap(), t);
         assert_eq!(cap("489", obj).unwrap(), 489);
         assert!(cap("64MiB", obj).unwrap_err().to_string().contains("counts objects"));
         assert_eq!(cap("64MiB", sized).unwrap(), 64 << 20);
@@ -274,7 +347,25 @@ mod tests {
 
     #[test]
     fn unknown_policies_fail_before_reading() {
-        let e = runs(&["lru".into(), "nope".into()], &["10".into()], Mode::Object { unit_size: true }).unwrap_err().to_string();
+        let src = FailingSource;
+        let cfg = SweepConfig::new(Mode::Object { unit_size: true });
+        let e = sweep_sizes(&src, &["lru".into(), "nope".into()], &["1%".into()], &cfg, 4096, &mut |_| {}).unwrap_err().to_string();
         assert!(e.contains("unknown policy `nope`") && e.contains("arc"), "{e}");
+        let e = sweep_sizes(&src, &["lru".into()], &["2.5".into()], &cfg, 4096, &mut |_| {}).unwrap_err().to_string();
+        assert!(e.contains("--cache") && e.contains("2.5%"), "{e}");
+    }
+
+    /// A trace that fails when opened: the checks above must come first.
+    struct FailingSource;
+    impl TraceSource for FailingSource {
+        fn open(&self) -> Result<Box<dyn iostack::trace::TraceReader>, iostack::error::Error> {
+            panic!("the trace was opened before the configuration was checked")
+        }
+        fn name(&self) -> String {
+            "failing".into()
+        }
+        fn format(&self) -> String {
+            "none".into()
+        }
     }
 }

@@ -4,6 +4,7 @@
 //!   (one request is one object, libCacheSim's semantics) or block mode (requests split into
 //!   pages keyed by device and block number).
 
+pub mod footprint;
 pub mod future;
 pub mod processes;
 pub mod sim;

@@ -32,6 +32,8 @@ use crate::cache::{self, block_key, Access, Key, Policy};
 use crate::engine::future::next_use_positions;
 use crate::engine::processes::{file_block, ProcessResult, Processes, TracePlan};
 use crate::hints::HintsSpec;
+pub use crate::engine::footprint::CacheSize;
+use crate::engine::footprint::FootprintCounter;
 use crate::error::{ConfigError, Error, TraceError};
 use crate::units::Size;
 use crate::trace::{read_all, Format, ReaderOptions, Request, TraceReader};
@@ -595,8 +597,16 @@ pub struct SimResult {
     pub format: String,
     /// The policy spec as given (`lru`, `arc`, `slru:segments=4`).
     pub policy: String,
-    /// Capacity in `cache_unit`.
+    /// Capacity in `cache_unit`: the absolute size, whichever way it was given.
     pub cache_size: u64,
+    /// The size as given: `489`, `64MiB`, `1%`, `0.01` (a relative size is a fraction of
+    /// `footprint`).
+    #[serde(default)]
+    pub cache_size_spec: String,
+    /// The trace's footprint in `cache_unit` (distinct objects, bytes of distinct objects, or
+    /// distinct blocks), when a cache size was relative to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint: Option<u64>,
     /// `objects` (unit-size object mode), `bytes` (sized object mode) or `blocks` (block mode).
     pub cache_unit: String,
     pub mode: String,
@@ -649,17 +659,126 @@ pub fn cache_too_small(r: &SimResult) -> Option<String> {
 /// results (block mode uses the one in `cfg.mode`). `progress` is called after each batch with
 /// the number of requests read so far.
 pub fn sweep(source: &dyn TraceSource, runs: &[RunSpec], cfg: &SweepConfig, page_size: u64, progress: ProgressFn<'_>) -> Result<Vec<SimResult>, Error> {
-    sweep_with(source, runs, cfg, page_size, progress, &mut |_, spec| cache::build(&spec.policy, spec.capacity))
+    sweep_with(source, runs, cfg, page_size, None, progress, &mut |_, spec| cache::build(&spec.policy, spec.capacity))
 }
 
-/// [`sweep`] with the policies built by `build`, called once per run with the run's index in
-/// `runs` (each run's `policy` is then only its name in the results): how policies from outside
-/// the registry are simulated.
+/// Every policy of `policies` at every size of `sizes` (policies outer, sizes inner), sizes as
+/// users write them: counts, byte sizes, or relative to the trace's footprint (`1%`, `0.01`;
+/// see [`CacheSize`]). A relative size needs the footprint before the runs can be built, so the
+/// trace is read once more first; that pass also collects the next-use table when a policy
+/// needs the future, so the trace is never read more than twice. Each result echoes the size as
+/// given (`cache_size_spec`), its absolute value (`cache_size`) and, for relative sizes, the
+/// `footprint`.
+pub fn sweep_sizes(
+    source: &dyn TraceSource,
+    policies: &[String],
+    sizes: &[String],
+    cfg: &SweepConfig,
+    page_size: u64,
+    progress: ProgressFn<'_>,
+) -> Result<Vec<SimResult>, Error> {
+    check_runs(policies, sizes, cfg.mode)?;
+    let sizes: Vec<&String> = sizes.iter().filter(|s| !s.trim().is_empty()).collect();
+    let pairs: Vec<(String, String)> = policies.iter().flat_map(|p| sizes.iter().map(move |s| (p.clone(), s.trim().to_string()))).collect();
+    sweep_pairs(source, &pairs, cfg, page_size, progress)
+}
+
+/// [`sweep_sizes`] for any list of (policy, size) pairs, in that order.
+pub fn sweep_pairs(
+    source: &dyn TraceSource,
+    pairs: &[(String, String)],
+    cfg: &SweepConfig,
+    page_size: u64,
+    progress: ProgressFn<'_>,
+) -> Result<Vec<SimResult>, Error> {
+    let policies: Vec<String> = pairs.iter().map(|(p, _)| p.clone()).collect();
+    let texts: Vec<String> = pairs.iter().map(|(_, s)| s.clone()).collect();
+    let (sizes, future) = check_runs(&policies, &texts, cfg.mode)?;
+    if sizes.len() != pairs.len() {
+        return Err(ConfigError::new("--cache", "no cache size given").into());
+    }
+    let relative = sizes.iter().any(|(_, s)| s.is_relative());
+    let (mut footprint, mut next_use) = (None, None);
+    if relative || future {
+        let mut reader = source.open()?;
+        let mut counter = relative.then(|| FootprintCounter::new(cfg.mode));
+        let mut keys = Vec::new();
+        let mut buf = Vec::with_capacity(1 << 14);
+        loop {
+            buf.clear();
+            if reader.read_batch(&mut buf, 1 << 14)? == 0 {
+                break;
+            }
+            if let Some(c) = &mut counter {
+                c.feed_batch(&buf);
+            }
+            if future {
+                append_reference_keys(&mut keys, &buf, cfg.mode);
+            }
+        }
+        footprint = counter.map(|c| c.footprint());
+        if future {
+            next_use = Some(Arc::new(next_use_positions(&keys)));
+        }
+    }
+    let mut runs = Vec::with_capacity(pairs.len());
+    let mut specs = Vec::with_capacity(pairs.len());
+    for (p, (text, size)) in policies.iter().zip(&sizes) {
+        // An empty trace has no footprint; the sweep reports it as empty.
+        let capacity = match footprint {
+            Some(0) if size.is_relative() => 1,
+            fp => size.capacity(text, cfg.mode, fp)?,
+        };
+        runs.push(RunSpec { policy: p.clone(), capacity });
+        specs.push((text.clone(), size.is_relative()));
+    }
+    let mut results = sweep_with(source, &runs, cfg, page_size, next_use, progress, &mut |_, spec| cache::build(&spec.policy, spec.capacity))?;
+    for (r, (text, rel)) in results.iter_mut().zip(specs) {
+        r.cache_size_spec = text;
+        r.footprint = if rel { footprint } else { None };
+    }
+    Ok(results)
+}
+
+/// Checks the policies and sizes of [`sweep_sizes`] without reading the trace (a caller that
+/// opens the trace first calls it, so that a typo fails before a missing file does). Returns
+/// the parsed sizes and whether a policy needs the future.
+pub fn check_runs(policies: &[String], sizes: &[String], mode: Mode) -> Result<(Vec<(String, CacheSize)>, bool), ConfigError> {
+    mode.check()?;
+    let sizes: Vec<(String, CacheSize)> = sizes
+        .iter()
+        .map(|t| t.trim())
+        .filter(|t| !t.is_empty())
+        .map(|t| Ok((t.to_string(), CacheSize::parse("--cache", t)?)))
+        .collect::<Result<_, ConfigError>>()?;
+    if sizes.is_empty() {
+        return Err(ConfigError::new("--cache", "no cache size given"));
+    }
+    if policies.is_empty() {
+        return Err(ConfigError::new("--policy", "no policy given"));
+    }
+    let mut future = false;
+    for p in policies {
+        future |= cache::build(p, 1)?.needs_future();
+    }
+    for (text, size) in &sizes {
+        if let CacheSize::Absolute(s) = size {
+            mode.capacity(*s, text)?;
+        }
+    }
+    Ok((sizes, future))
+}
+
+/// [`sweep`] with the next-use table already computed when `next_use` is given, and the
+/// policies built by `build`, called once per run with the run's index in `runs` (each run's
+/// `policy` is then only its name in the results): how policies from outside the registry are
+/// simulated.
 pub fn sweep_with(
     source: &dyn TraceSource,
     runs: &[RunSpec],
     cfg: &SweepConfig,
     page_size: u64,
+    next_use: Option<Arc<Vec<u64>>>,
     progress: ProgressFn<'_>,
     build: &mut dyn FnMut(usize, &RunSpec) -> Result<Box<dyn Policy>, ConfigError>,
 ) -> Result<Vec<SimResult>, Error> {
@@ -698,10 +817,14 @@ pub fn sweep_with(
     }
 
     if sims.iter().any(|s| s.policy().needs_future()) {
-        let mut reader = source.open()?;
-        let keys = trace_reference_keys(&mut *reader, cfg.mode)?;
-        let next = Arc::new(next_use_positions(&keys));
-        drop(keys);
+        let next = match next_use {
+            Some(n) => n,
+            None => {
+                let mut reader = source.open()?;
+                let keys = trace_reference_keys(&mut *reader, cfg.mode)?;
+                Arc::new(next_use_positions(&keys))
+            }
+        };
         for s in sims.iter_mut().filter(|s| s.policy().needs_future()) {
             s.set_future(next.clone());
         }
@@ -791,6 +914,8 @@ pub fn sweep_with(
                 format: format.clone(),
                 policy: runs[i].policy.clone(),
                 cache_size: runs[i].capacity,
+                cache_size_spec: runs[i].capacity.to_string(),
+                footprint: None,
                 cache_unit: cfg.mode.cache_unit().to_string(),
                 mode: cfg.mode.name().to_string(),
                 unit_size: matches!(cfg.mode, Mode::Object { unit_size: true }),
@@ -891,6 +1016,25 @@ mod tests {
             }
             // OPT never misses more than LRU at the same size.
             assert!(out[2].miss_ratio < out[0].miss_ratio && out[3].miss_ratio < out[1].miss_ratio, "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn relative_sizes_are_fractions_of_the_footprint() {
+        let reqs = zipfish(20_000, 4);
+        let src = MemoryTrace::new(reqs.clone(), "mem");
+        for mode in [Mode::Object { unit_size: true }, Mode::Object { unit_size: false }, Mode::Block { page_size: 4096 }] {
+            let fp = crate::engine::footprint::footprint(&mut VecReader::new(reqs.clone()), mode).unwrap();
+            let policies = vec!["lru".to_string(), "belady".to_string()];
+            let sizes = vec!["1%".to_string(), "0.1".to_string(), "50".to_string()];
+            let out = sweep_sizes(&src, &policies, &sizes, &SweepConfig::new(mode), 4096, &mut |_| {}).unwrap();
+            let caps = [fp / 100, fp / 10, 50];
+            let absolute = sweep(&src, &specs(&["lru", "belady"], &caps), &SweepConfig::new(mode), 4096, &mut |_| {}).unwrap();
+            for (i, (r, a)) in out.iter().zip(&absolute).enumerate() {
+                assert_eq!((r.cache_size, r.hits, r.blocks), (a.cache_size, a.hits, a.blocks), "{mode:?} {i}");
+                assert_eq!(r.cache_size_spec, sizes[i % 3]);
+                assert_eq!(r.footprint, if i % 3 == 2 { None } else { Some(fp) });
+            }
         }
     }
 

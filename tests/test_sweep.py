@@ -1,0 +1,137 @@
+"""Experiments (iostack sweep / iostack.sweep), tabular output and grids from Python."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import iostack
+
+GEN = "gen:zipf:alpha=1,objects=3000,requests=40000,seed=3"
+EXPERIMENT = f"""
+[experiment]
+kind = "sim"
+traces = ["{GEN}", "gen:uniform:objects=800,requests=20000,seed=4"]
+cache_size = ["1%", "10%", 100]
+[base]
+unit_size = true
+[axes]
+policy = ["lru", "arc", "s3fifo"]
+"""
+
+
+def cli(*args):
+    code = "import sys, iostack._core as c; sys.exit(c.main(['iostack', *sys.argv[1:]]))"
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True)
+
+
+@pytest.fixture
+def experiment(tmp_path):
+    p = tmp_path / "exp.toml"
+    p.write_text(EXPERIMENT)
+    return p
+
+
+def test_sweep_rows_follow_the_grid(experiment):
+    df = iostack.sweep(experiment)
+    assert len(df) == 2 * 3 * 3
+    assert list(df.columns[:4]) == ["trace", "policy", "cache_size_spec", "format"]
+    assert list(df["cache_size_spec"][:3]) == ["1%", "10%", "100"]
+    # 10% of the zipf trace's footprint, truncated as libCacheSim does.
+    first = df.iloc[1]
+    assert first["cache_size"] == int(first["footprint"] * 0.1)
+    assert df.attrs["experiment"]["points"] == 18
+    # Same rows again (deterministic), and from keywords.
+    again = iostack.sweep(traces=[GEN, "gen:uniform:objects=800,requests=20000,seed=4"], base={"unit_size": True},
+                          axes={"policy": ["lru", "arc", "s3fifo"]}, cache_size=["1%", "10%", 100])
+    pd.testing.assert_frame_equal(df, again)
+
+
+def test_failed_runs_are_recorded_and_reported(experiment, tmp_path):
+    experiment.write_text(EXPERIMENT.replace('"s3fifo"]', '"s3fifo", "nosuch"]'))
+    out = tmp_path / "r.csv"
+    p = cli("sweep", experiment, "--output", out)
+    assert p.returncode == 1
+    assert "6 of 24 runs failed" in p.stderr and "unknown policy `nosuch`" in p.stderr
+    df = pd.read_csv(out)
+    assert len(df) == 24 and df["error"].notna().sum() == 6
+    with pytest.warns(RuntimeWarning, match="6 of 24 runs failed"):
+        iostack.sweep(experiment)
+
+
+def test_an_interrupted_sweep_resumes_to_the_same_table(experiment, tmp_path):
+    whole, cut = tmp_path / "whole.jsonl", tmp_path / "cut.jsonl"
+    assert cli("sweep", experiment, "-o", whole, "--quiet").returncode == 0
+    lines = whole.read_text().splitlines(keepends=True)
+    # As a kill leaves it: some rows written, the last one cut short.
+    cut.write_text("".join(lines[:7]) + lines[7][:20])
+    p = cli("sweep", experiment, "-o", cut, "--resume")
+    assert p.returncode == 0, p.stderr
+    assert "(11 run now, 7 already in the output)" in p.stderr
+    assert cut.read_bytes() == whole.read_bytes()
+
+
+@pytest.mark.parametrize("ext", ["csv", "parquet", "json", "jsonl"])
+def test_every_output_format_reads_back(tmp_path, ext):
+    out = tmp_path / f"sim.{ext}"
+    trace = tmp_path / "t.oracleGeneral.bin"
+    assert cli("gen", "zipf", "--objects", "1000", "--requests", "20000", "--output", trace).returncode == 0
+    p = cli("sim", trace, "-p", "lru,arc", "-c", "1%,100", "--unit-size", "-o", out)
+    assert p.returncode == 0, p.stderr
+    read = {"csv": pd.read_csv, "parquet": pd.read_parquet, "json": pd.read_json, "jsonl": lambda f: pd.read_json(f, lines=True)}[ext]
+    df = read(out)
+    expect = pd.DataFrame(json.loads(cli("sim", trace, "-p", "lru,arc", "-c", "1%,100", "--unit-size", "--json").stdout))
+    assert list(df["policy"]) == ["lru", "lru", "arc", "arc"]
+    assert [str(s) for s in df["cache_size_spec"]] == ["1%", "100", "1%", "100"]
+    assert list(df["cache_size"]) == list(expect["cache_size"])
+    assert list(df["miss_ratio"]) == pytest.approx(list(expect["miss_ratio"]), rel=1e-12)
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+    # run and analyze write one row each.
+    run_out = tmp_path / f"run.{ext}"
+    assert cli("run", trace, "--cache", "5%", "--no-locality", "-o", run_out).returncode == 0
+    r = read(run_out)
+    assert len(r) == 1 and r["elapsed_ns"][0] > 0 and "response.p99_ns" in r.columns and r["cache_size_spec"][0] == "5%"
+    an = tmp_path / f"an.{ext}"
+    assert cli("analyze", trace, "-o", an).returncode == 0
+    assert read(an)["requests"][0] == 20000
+
+
+def test_bad_output_extension_fails_before_running(tmp_path):
+    p = cli("sim", tmp_path / "missing.csv", "-p", "lru", "-c", "10", "-o", tmp_path / "x.txt")
+    assert p.returncode == 1 and "--output" in p.stderr and ".parquet" in p.stderr
+    assert not (tmp_path / "x.txt").exists()
+
+
+def test_run_takes_lists_and_returns_a_frame(shared):
+    path = shared("traces", "msr_cambridge", "msr-cambridge1-sample.csv")
+    df = iostack.run(path, policy=["lru", "arc"], cache_size=["1%", "10%"], locality=False)
+    assert len(df) == 4 and list(df["policy"]) == ["lru", "lru", "arc", "arc"]
+    one = iostack.run(path, policy="arc", cache="10%", locality=False)
+    row = df.iloc[3]
+    assert row["elapsed_ns"] == one["elapsed_ns"] and row["cache_size"] == one["resolved"]["cache_blocks"]
+    assert row["response.p99_ns"] == one["response"]["p99_ns"]
+
+
+def test_polars_frames():
+    pl = pytest.importorskip("polars", reason="polars is not installed")
+    df = iostack.sweep(traces=[GEN], axes={"policy": ["lru", "arc"]}, base={"unit_size": True}, cache_size=["1%"], frame="polars")
+    assert isinstance(df, pl.DataFrame) and df.height == 2
+
+
+def test_ray_backend_matches_local(experiment):
+    try:
+        import ray
+    except ImportError:
+        print("skipping: ray cannot be imported (pip install 'iostack[ray]')")
+        pytest.skip("ray cannot be imported")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    local = iostack.sweep(experiment)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = iostack.sweep(experiment, backend="ray")
+    finally:
+        ray.shutdown()
+    pd.testing.assert_frame_equal(local, remote)
