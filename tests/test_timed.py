@@ -64,3 +64,16 @@ def test_bad_traces_and_dumps_raise_value_errors(tmp_path):
     with pytest.raises(FileNotFoundError):
         iostack.run(tmp_path / "missing.csv", cache=16)
     assert not out.exists()
+
+
+def test_redcap_from_python(tmp_path):
+    # 64 sequential 4 KiB reads of blocks 1000..1063: three segments of 32 blocks, three misses.
+    t = _trace(tmp_path)
+    r = iostack.run(t, cache=8, prefetch="none", sched="noop", max_request="128KiB", locality=False, redcap="on")
+    assert r["redcap"]["requests"] == 64
+    assert r["redcap"]["misses"] == 3
+    assert r["redcap"]["hits"] == 61
+    assert r["config"]["redcap"] == "on"
+    assert "redcap" not in iostack.run(t, cache=8, locality=False)
+    with pytest.raises(ValueError):
+        iostack.run(t, cache=8, redcap="size=3")
