@@ -107,3 +107,16 @@ def test_run_warns_when_processes_do_not_interleave(tmp_path):
     with pytest.warns(iostack.timed.TraceOrderWarning, match="trace time goes backwards"):
         r = iostack.run(t, device="fixed:1ms", locality=False)
     assert len(r["warnings"]) == 1
+
+
+def test_redcap_from_python(tmp_path):
+    # 64 sequential 4 KiB reads of blocks 1000..1063: three segments of 32 blocks, three misses.
+    t = _trace(tmp_path)
+    r = iostack.run(t, cache=8, prefetch="none", sched="noop", max_request="128KiB", locality=False, redcap="on")
+    assert r["redcap"]["requests"] == 64
+    assert r["redcap"]["misses"] == 3
+    assert r["redcap"]["hits"] == 61
+    assert r["config"]["redcap"] == "on"
+    assert "redcap" not in iostack.run(t, cache=8, locality=False)
+    with pytest.raises(ValueError):
+        iostack.run(t, cache=8, redcap="size=3")

@@ -85,3 +85,25 @@ fn accuracy_reports_windows() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("T.json is a table for 2147483648 bytes"), "{}", stderr(&o));
 }
+
+#[test]
+fn run_with_redcap_reports_its_counts() {
+    let d = tempfile::tempdir().unwrap();
+    let o = iostack(&["gen", "tac", "--param", "file_size=4MiB", "-o", "t.csv"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let args = ["run", "t.csv", "--sched", "noop", "--prefetch", "none", "--cache", "8", "--max-request", "128KiB", "--no-locality", "--json"];
+    let o = iostack(&[&args[..], &["--redcap", "on"]].concat(), d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // 512 backward 8 KiB reads: one miss per 128 KiB segment, 15 of 16 hits.
+    assert_eq!(v["redcap"]["requests"], 512);
+    assert_eq!(v["redcap"]["misses"], 32);
+    assert_eq!(v["redcap"]["hits"], 480);
+    assert_eq!(v["config"]["redcap"], "on");
+    let o = iostack(&args, d.path());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.get("redcap").is_none());
+    let o = iostack(&[&args[..], &["--redcap", "size=1000"]].concat(), d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--redcap size"), "{}", stderr(&o));
+}

@@ -152,6 +152,13 @@ pub struct TrainArgs {
     /// Capacity, for a device model that has none (e.g. `fixed:9.5ms`), e.g. 400GB.
     #[arg(long)]
     pub capacity: Option<String>,
+    /// Idle time between a completion and the next request (e.g. 50us): a program's own time.
+    #[arg(long, default_value = "0ns")]
+    pub gap: String,
+    /// Mix reads and writes in one random order (default: the read table first, then the write
+    /// table).
+    #[arg(long)]
+    pub mixed: bool,
 }
 
 fn train_cmd(a: TrainArgs, out: &Output) -> anyhow::Result<()> {
@@ -162,7 +169,8 @@ fn train_cmd(a: TrainArgs, out: &Output) -> anyhow::Result<()> {
             Size::Bytes(b) | Size::Count(b) => b,
         }),
     };
-    let cfg = TrainConfig { samples: a.samples, seed: a.seed, values_per_cell: a.values_per_cell, capacity_bytes };
+    let gap_ns = iostack::units::parse_duration_ns("--gap", &a.gap)?;
+    let cfg = TrainConfig { samples: a.samples, seed: a.seed, values_per_cell: a.values_per_cell, capacity_bytes, gap_ns, mixed: a.mixed };
     let bar = out.progress().then(|| {
         let bar = indicatif::ProgressBar::new(0);
         bar.set_style(

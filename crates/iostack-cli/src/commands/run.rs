@@ -87,6 +87,10 @@ pub struct Args {
     /// file (iostack CSV; `.bin` for binary), e.g. `--dump device=dev.csv`. Repeatable.
     #[arg(long, value_name = "LAYER=PATH")]
     pub dump: Vec<String>,
+    /// REDCAP between the page cache and the scheduler: `on` (512 x 128 KiB segments, 5us per
+    /// block copied) or `size=64MiB,segment=128KiB,hit=5us`.
+    #[arg(long, value_name = "SPEC")]
+    pub redcap: Option<String>,
     /// Measure locality (stack/block distance and affinity) at the four boundaries (the
     /// default; the reports go under `locality` in the result).
     #[arg(long, conflicts_with = "no_locality")]
@@ -157,6 +161,9 @@ pub fn stack_config(args: &Args) -> anyhow::Result<StackConfig> {
     }
     if args.no_locality {
         c.locality = false;
+    }
+    if let Some(v) = &args.redcap {
+        c.redcap = Some(v.clone());
     }
     iostack::engine::footprint::check_timed_config(&c)?;
     Ok(c)

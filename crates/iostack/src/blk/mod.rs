@@ -20,6 +20,8 @@
 //! The stack has at most one stage; without one (the default) the engine hands requests to
 //! the scheduler directly and pays nothing for this slot.
 
+pub mod redcap;
+
 use crate::device::Service;
 use crate::sched::IoRequest;
 

@@ -128,6 +128,18 @@ pub struct Placement {
     pub pid: u32,
 }
 
+impl Placement {
+    /// One contiguous file of `bytes` per process, one after another (created one at a time);
+    /// the placement moves past them.
+    pub fn contiguous_files(&mut self, processes: u32, bytes: u64) -> Vec<FileMap> {
+        let blocks = bytes.div_ceil(BLOCK);
+        let files = (0..processes as u64).map(|p| FileMap::contiguous(self.file_id + p, bytes, self.block + p * blocks)).collect();
+        self.block += processes as u64 * blocks;
+        self.file_id += processes as u64;
+        files
+    }
+}
+
 impl Default for Placement {
     fn default() -> Self {
         Placement { block: 0, file_id: 1, pid: 1 }

@@ -9,7 +9,7 @@
 //! `pattern=8k-sr` or `pattern=512k-sr` sets `skip` and `series` to those; the parameters given
 //! override. Each process reads its own contiguous file; files follow one another.
 
-use super::streams::{FileMap, Merged, Placement, Stream, BLOCK};
+use super::streams::{Merged, Placement, Stream, BLOCK};
 use super::{GenParams, GeneratorInfo};
 use crate::error::ConfigError;
 
@@ -78,20 +78,16 @@ impl Stride {
 
     /// One strided reader per process, files placed from `at` (which moves past them).
     pub fn streams(&self, processes: u32, at: &mut Placement) -> Vec<Stream> {
-        let blocks = self.file_size.div_ceil(BLOCK);
-        let me = *self;
-        let streams = (0..processes)
-            .map(|p| {
-                let f = FileMap::contiguous(at.file_id + p as u64, me.file_size, at.block + p as u64 * blocks);
-                let pid = at.pid + p;
-                let period = me.read + me.skip;
+        let (me, pid0) = (*self, at.pid);
+        let period = me.read + me.skip;
+        at.contiguous_files(processes, me.file_size)
+            .into_iter()
+            .zip(pid0..)
+            .map(|(f, pid)| {
                 let offsets = (0..me.series).flat_map(move |s| (s * me.read..me.file_size).step_by(period as usize));
                 Box::new(offsets.flat_map(move |off| f.read_one(off, me.read, pid))) as Stream
             })
-            .collect();
-        at.block += processes as u64 * blocks;
-        at.file_id += processes as u64;
-        streams
+            .collect()
     }
 }
 

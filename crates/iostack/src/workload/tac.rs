@@ -7,7 +7,7 @@
 //! hit a 128 KiB segment read by the first). Files are contiguous, one after another, in process
 //! order (created one at a time).
 
-use super::streams::{FileMap, Merged, Placement, Stream};
+use super::streams::{Merged, Placement, Stream};
 use super::{GenParams, GeneratorInfo};
 use crate::error::ConfigError;
 
@@ -46,18 +46,13 @@ impl Tac {
 
     /// One backward reader per process, files placed from `at` (which moves past them).
     pub fn streams(&self, processes: u32, at: &mut Placement) -> Vec<Stream> {
-        let blocks = self.file_size.div_ceil(super::streams::BLOCK);
-        let streams = (0..processes)
-            .map(|p| {
-                let f = FileMap::contiguous(at.file_id + p as u64, self.file_size, at.block + p as u64 * blocks);
-                let (req, pid) = (self.request, at.pid + p);
-                let n = self.file_size.div_ceil(req);
-                Box::new((0..n).rev().flat_map(move |k| f.read_one(k * req, req, pid))) as Stream
-            })
-            .collect();
-        at.block += processes as u64 * blocks;
-        at.file_id += processes as u64;
-        streams
+        let (req, pid0, size) = (self.request, at.pid, self.file_size);
+        let n = size.div_ceil(req);
+        at.contiguous_files(processes, size)
+            .into_iter()
+            .zip(pid0..)
+            .map(|(f, pid)| Box::new((0..n).rev().flat_map(move |k| f.read_one(k * req, req, pid))) as Stream)
+            .collect()
     }
 }
 

@@ -108,6 +108,10 @@ pub struct StackConfig {
     /// the difference between boundaries is what each component does to locality). On by
     /// default; off saves the probes' time and memory.
     pub locality: bool,
+    /// REDCAP between the page cache and the scheduler (`crate::blk::redcap`): `on` (the paper's
+    /// 512 × 128 KiB, 5 µs per block copied) or `size=64MiB,segment=128KiB,hit=5us`; absent: none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redcap: Option<String>,
 }
 
 impl Default for StackConfig {
@@ -131,6 +135,7 @@ impl Default for StackConfig {
             file_sizes: FileSizes::Infer,
             seed: 0,
             locality: true,
+            redcap: None,
         }
     }
 }

@@ -176,7 +176,12 @@ impl TimedRun {
                 probe
             })
         });
-        Ok(TimedRun { config: config.clone(), engine, probes })
+        let mut run = TimedRun { config: config.clone(), engine, probes };
+        if let Some(spec) = &config.redcap {
+            let cfg = crate::blk::redcap::RedcapConfig::parse(spec, config.page_size)?;
+            run.set_stage(Box::new(crate::blk::redcap::Redcap::new(cfg)));
+        }
+        Ok(run)
     }
 
     /// The engine in the most compiled form the components allow.
@@ -306,6 +311,7 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         "device_parameters": device_parameters,
         "replay": match config.replay { Replay::Closed => format!("closed, think {}", config.think), Replay::Open => "open".to_string() },
     });
+    let redcap = config.redcap.as_ref().and_then(|_| e.stage().map(|st| st.report()));
     let blk = e.stage().map(|st| {
         resolved["blk"] = serde_json::Value::String(st.name());
         BlkReport { name: st.name(), counts: e.c.blk.clone(), stage: st.report() }
@@ -329,6 +335,7 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         devices,
         response: c.response.summary(),
         blk,
+        redcap,
         processes,
         locality,
         probes,

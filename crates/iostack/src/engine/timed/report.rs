@@ -373,6 +373,10 @@ pub struct TimedReport {
     /// The block stage between the page cache and the scheduler (absent without one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blk: Option<BlkReport>,
+    /// REDCAP's counts when the stack has it (`requests`, `partials`, `misses`, `partial_hits`,
+    /// `hits_in_flight`, `hits`, `blocks_read`, `invalidating_writes`; see `blk::redcap`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redcap: Option<serde_json::Value>,
     pub processes: Vec<ProcessReport>,
     /// Locality of the stream crossing each boundary (`null` with `locality = false`).
     #[serde(default)]

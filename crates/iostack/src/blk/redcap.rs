@@ -1,0 +1,305 @@
+//! REDCAP: a RAM cache of disk segments between the page cache and the I/O scheduler
+//! (González-Férez, Piernas and Cortes, Computer Journal 59(10), 2016, §4, l.120-143; spec
+//! `specs/kdsim-redcap.md` §1.5, K9, K11, K12).
+//!
+//! The cache holds N segments of S' consecutive blocks (the paper's 64 MB as 512 segments of
+//! 128 KiB), aligned on multiples of S' blocks ("some prefetched blocks may be located before the
+//! requested blocks", l.126), managed independently with LRU replacement over segments (l.124).
+//!
+//! - A read is cut into one *partial* per segment it touches (l.128); the read completes when all
+//!   its partials have. A partial whose blocks are all cached and valid is a hit, served from RAM
+//!   after the copy time (`hit` per block, K9). A partial whose segment is being read waits for that
+//!   read (K12: no second read). Otherwise it is a miss: the whole segment is read through the
+//!   scheduler (the requested blocks and the "prefetched" ones, before and after them, which is what
+//!   lets the drive's immediate read help, footnote l.132), replacing the least recently used
+//!   segment not being read.
+//! - A write goes to the disk unmodified and invalidates the cached blocks it covers (l.130-137;
+//!   K11: a per-block valid bitmap; a read needing an invalid block re-reads the whole segment).
+//!
+//! The copy of a miss's requested blocks after its segment read is not charged: the engine
+//! completes every block of a device read when the read completes, before a stage could add time.
+//! ADA (switching REDCAP on and off) is not part of this stage; it is always active.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{BlockStage, StageActions, Submit};
+use crate::device::Service;
+use crate::error::ConfigError;
+use crate::sched::{Cause, IoRequest};
+use crate::trace::Op;
+
+/// Settings: segment count, blocks per segment, copy time per block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RedcapConfig {
+    pub segments: u32,
+    pub segment_blocks: u32,
+    pub hit_ns_per_block: u64,
+}
+
+impl RedcapConfig {
+    /// The paper's cache (512 × 128 KiB) for `page_bytes` pages, 5 µs per 4 KiB copied (K9).
+    pub fn paper(page_bytes: u64) -> RedcapConfig {
+        let segment_blocks = ((128 << 10) / page_bytes).max(1) as u32;
+        RedcapConfig { segments: 512, segment_blocks, hit_ns_per_block: 5_000 * page_bytes / 4096 }
+    }
+
+    /// Parses `on` or `size=64MiB,segment=128KiB,hit=5us` (any subset) for `page_bytes` pages.
+    pub fn parse(text: &str, page_bytes: u64) -> Result<RedcapConfig, ConfigError> {
+        let mut size = 64u64 << 20;
+        let mut segment = 128u64 << 10;
+        let mut hit = 5_000f64;
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty() && *s != "on") {
+            let (k, v) = item.split_once('=').ok_or_else(|| ConfigError::new("--redcap", format!("`{item}` is not key=value (size, segment, hit)")))?;
+            let bytes = |v: &str| -> Result<u64, ConfigError> {
+                match crate::units::Size::parse(&format!("--redcap {k}"), v)? {
+                    crate::units::Size::Bytes(b) | crate::units::Size::Count(b) => Ok(b),
+                }
+            };
+            match k.trim() {
+                "size" => size = bytes(v)?,
+                "segment" => segment = bytes(v)?,
+                "hit" => hit = crate::device::parse_duration("--redcap hit", v)?,
+                other => return Err(ConfigError::unknown("--redcap", "REDCAP parameter", other, &["size", "segment", "hit"])),
+            }
+        }
+        if segment == 0 || segment % page_bytes != 0 {
+            return Err(ConfigError::new("--redcap segment", format!("{segment} bytes is not a whole number of {page_bytes}-byte pages")));
+        }
+        if size < segment || size % segment != 0 {
+            return Err(ConfigError::new("--redcap size", format!("{size} bytes is not a whole number (at least one) of {segment}-byte segments")));
+        }
+        let segment_blocks = u32::try_from(segment / page_bytes).map_err(|_| ConfigError::new("--redcap segment", "too large"))?;
+        let segments = u32::try_from(size / segment).map_err(|_| ConfigError::new("--redcap size", "too many segments"))?;
+        Ok(RedcapConfig { segments, segment_blocks, hit_ns_per_block: (hit * page_bytes as f64 / 4096.0).round() as u64 })
+    }
+}
+
+/// What REDCAP did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RedcapCounts {
+    /// Original reads seen.
+    pub requests: u64,
+    /// Per-segment pieces of them.
+    pub partials: u64,
+    /// Pieces that read their segment.
+    pub misses: u64,
+    /// Pieces served from the cache or by a segment read already in flight.
+    pub partial_hits: u64,
+    /// Of those, pieces that waited for a segment in flight.
+    pub hits_in_flight: u64,
+    /// Original reads served entirely from REDCAP (every piece a hit).
+    pub hits: u64,
+    /// Blocks its segment reads fetched.
+    pub blocks_read: u64,
+    /// Writes that invalidated cached blocks.
+    pub invalidating_writes: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Segment {
+    /// Valid blocks (bit i: block i of the segment).
+    valid: Vec<u64>,
+    in_flight: bool,
+    stamp: u64,
+}
+
+impl Segment {
+    fn all_valid(&self, from: u32, to: u32) -> bool {
+        (from..to).all(|i| self.valid[(i / 64) as usize] >> (i % 64) & 1 == 1)
+    }
+}
+
+/// The REDCAP stage.
+pub struct Redcap {
+    cfg: RedcapConfig,
+    segments: HashMap<(u32, u64), Segment>,
+    /// LRU order of the segments: stamp -> segment.
+    lru: BTreeMap<u64, (u32, u64)>,
+    clock: u64,
+    counts: RedcapCounts,
+}
+
+impl Redcap {
+    pub fn new(cfg: RedcapConfig) -> Redcap {
+        Redcap { cfg, segments: HashMap::new(), lru: BTreeMap::new(), clock: 0, counts: RedcapCounts::default() }
+    }
+
+    pub fn counts(&self) -> RedcapCounts {
+        self.counts
+    }
+
+    fn touch(&mut self, key: (u32, u64)) {
+        self.clock += 1;
+        let seg = self.segments.get_mut(&key).expect("a cached segment");
+        self.lru.remove(&seg.stamp);
+        seg.stamp = self.clock;
+        self.lru.insert(self.clock, key);
+    }
+
+    /// Room for one more segment: the least recently used one not being read goes.
+    fn make_room(&mut self) {
+        if self.segments.len() < self.cfg.segments as usize {
+            return;
+        }
+        let victim = self.lru.iter().find(|(_, k)| !self.segments[k].in_flight).map(|(&s, &k)| (s, k));
+        if let Some((stamp, key)) = victim {
+            self.lru.remove(&stamp);
+            self.segments.remove(&key);
+        }
+    }
+}
+
+impl BlockStage for Redcap {
+    fn name(&self) -> String {
+        format!("redcap:segments={},segment_blocks={},hit={}ns", self.cfg.segments, self.cfg.segment_blocks, self.cfg.hit_ns_per_block)
+    }
+
+    fn submit(&mut self, req: IoRequest, now_ns: u64, out: &mut StageActions) -> Submit {
+        let sb = self.cfg.segment_blocks as u64;
+        if req.op == Op::Write {
+            let mut touched = false;
+            for s in req.block / sb..=(req.end() - 1) / sb {
+                if let Some(seg) = self.segments.get_mut(&(req.device, s)) {
+                    let from = req.block.max(s * sb) - s * sb;
+                    let to = req.end().min((s + 1) * sb) - s * sb;
+                    for i in from..to {
+                        seg.valid[(i / 64) as usize] &= !(1u64 << (i % 64));
+                    }
+                    touched = true;
+                }
+            }
+            self.counts.invalidating_writes += touched as u64;
+            return Submit::Pass;
+        }
+        self.counts.requests += 1;
+        let mut all_hit = true;
+        for s in req.block / sb..=(req.end() - 1) / sb {
+            self.counts.partials += 1;
+            let key = (req.device, s);
+            let (from, to) = (req.block.max(s * sb), req.end().min((s + 1) * sb));
+            let part = IoRequest { block: from, blocks: (to - from) as u32, ..req };
+            match self.segments.get(&key) {
+                Some(seg) if seg.in_flight => {
+                    // K12: wait for the segment being read; its completion completes these blocks.
+                    self.counts.partial_hits += 1;
+                    self.counts.hits_in_flight += 1;
+                    self.touch(key);
+                }
+                Some(seg) if seg.all_valid((from - s * sb) as u32, (to - s * sb) as u32) => {
+                    self.counts.partial_hits += 1;
+                    self.touch(key);
+                    out.serve(part, now_ns + self.cfg.hit_ns_per_block * part.blocks as u64);
+                }
+                cached => {
+                    all_hit = false;
+                    self.counts.misses += 1;
+                    if cached.is_none() {
+                        self.make_room();
+                        self.segments.insert(key, Segment { valid: vec![0; sb.div_ceil(64) as usize], in_flight: true, stamp: 0 });
+                    } else {
+                        self.segments.get_mut(&key).expect("cached").in_flight = true;
+                    }
+                    self.touch(key);
+                    self.counts.blocks_read += sb;
+                    out.issue(IoRequest { block: s * sb, blocks: sb as u32, cause: if req.sync { Cause::Demand } else { Cause::Prefetch }, ..req });
+                }
+            }
+        }
+        self.counts.hits += all_hit as u64;
+        Submit::Take
+    }
+
+    fn completed(&mut self, req: &IoRequest, _service: &Service, _now_ns: u64, _out: &mut StageActions) {
+        if req.op == Op::Write {
+            return;
+        }
+        // Segment reads may have been merged with others: every segment in flight inside the range
+        // is now cached, all valid.
+        let sb = self.cfg.segment_blocks as u64;
+        for s in req.block.div_ceil(sb)..req.end() / sb {
+            if let Some(seg) = self.segments.get_mut(&(req.device, s)) {
+                if seg.in_flight {
+                    seg.in_flight = false;
+                    seg.valid.iter_mut().for_each(|w| *w = u64::MAX);
+                }
+            }
+        }
+    }
+
+    fn report(&self) -> serde_json::Value {
+        serde_json::to_value(self.counts).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::timed::{StackConfig, TimedRun};
+    use crate::workload::streams::{Merged, Placement};
+
+    fn counts_of(v: &serde_json::Value) -> RedcapCounts {
+        let s = &v["blk"]["stage"];
+        let n = |k: &str| s[k].as_u64().unwrap_or_else(|| panic!("{k} missing in {s}"));
+        RedcapCounts {
+            requests: n("requests"),
+            partials: n("partials"),
+            misses: n("misses"),
+            partial_hits: n("partial_hits"),
+            hits_in_flight: n("hits_in_flight"),
+            hits: n("hits"),
+            blocks_read: n("blocks_read"),
+            invalidating_writes: n("invalidating_writes"),
+        }
+    }
+
+    fn run_with(cfg: &StackConfig, reader: &mut dyn crate::trace::TraceReader) -> RedcapCounts {
+        let mut run = TimedRun::new(cfg).unwrap();
+        run.set_stage(Box::new(Redcap::new(RedcapConfig::paper(4096))));
+        let rep = run.run(reader).unwrap();
+        counts_of(&serde_json::to_value(&rep).unwrap())
+    }
+
+    /// Page cache bypassed: no prefetching, and a cache too small for any reuse to matter.
+    fn bypass() -> StackConfig {
+        StackConfig { sched: "noop".into(), prefetch: "none".into(), cache: "8".into(), max_request: "128KiB".into(), ..Default::default() }
+    }
+
+    fn run(streams: Vec<crate::workload::streams::Stream>) -> RedcapCounts {
+        run_with(&bypass(), &mut Merged::new("t", streams))
+    }
+
+    /// D-R1: REDCAP's segment arithmetic on the paper's patterns (1 GiB files, 512 × 128 KiB).
+    #[test]
+    fn paper_segment_arithmetic() {
+        let tac = run(crate::workload::tac::Tac::default().streams(1, &mut Placement::default()));
+        assert_eq!((tac.requests, tac.misses, tac.hits, tac.blocks_read), (131_072, 8_192, 122_880, 262_144));
+        let sr8 = run(crate::workload::stride::Stride::sr8k().streams(1, &mut Placement::default()));
+        assert_eq!((sr8.requests, sr8.misses, sr8.hits), (87_382, 8_192, 79_190));
+        let sr512 = run(crate::workload::stride::Stride::sr512k().streams(1, &mut Placement::default()));
+        assert_eq!((sr512.requests, sr512.misses, sr512.hits, sr512.blocks_read), (8_132, 8_132, 0, 260_224));
+    }
+
+    /// D-R2: a write invalidates the block it writes only; reading it again re-reads the segment,
+    /// the segment's other blocks stay hits.
+    #[test]
+    fn writes_invalidate_their_blocks() {
+        use crate::trace::{Op, Request, VecReader};
+        let at = |op, block: u64| Request { time_ns: 0, offset: block * 4096, length: 4096, pid: 1, device: 0, op, file: None };
+        let reqs = vec![at(Op::Read, 0), at(Op::Write, 1), at(Op::Read, 2), at(Op::Read, 1), at(Op::Read, 3)];
+        let cfg = StackConfig { cache: "1".into(), write_policy: crate::engine::timed::WritePolicy::Through, ..bypass() };
+        let c = run_with(&cfg, &mut VecReader::new(reqs));
+        assert_eq!(c.invalidating_writes, 1);
+        assert_eq!((c.requests, c.misses, c.hits), (4, 2, 2), "{c:?}");
+        assert_eq!(c.blocks_read, 64);
+    }
+
+    #[test]
+    fn parse() {
+        assert_eq!(RedcapConfig::parse("on", 4096).unwrap(), RedcapConfig::paper(4096));
+        let c = RedcapConfig::parse("size=1MiB,segment=64KiB,hit=2us", 4096).unwrap();
+        assert_eq!((c.segments, c.segment_blocks, c.hit_ns_per_block), (16, 16, 2000));
+        for bad in ["size=1000", "segment=5000", "colour=red", "size"] {
+            assert!(RedcapConfig::parse(bad, 4096).is_err(), "{bad}");
+        }
+    }
+}
