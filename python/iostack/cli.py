@@ -1,9 +1,9 @@
 """The ``iostack`` console command: runs the Rust command line in-process.
 
 Everything is the Rust command line (``iostack._core.main``), except ``iostack analyze ...
---plot DIR``: plots are drawn with matplotlib here, so that command runs the analysis through
-``_core.analyze_cli`` (which prints the usual table or JSON and hands back the report) and then
-writes the PNG files with ``iostack.plots``.
+--plot DIR`` and ``iostack repro NAME --plot DIR``: plots are drawn with matplotlib here, so
+those commands run through ``_core.analyze_cli`` / ``_core.repro_cli`` (which print the usual
+output and hand back the report) and then write the PNG files with ``iostack.plots``.
 """
 
 import sys
@@ -24,26 +24,30 @@ def _plot_dir(argv):
 def main() -> None:
     argv = ["iostack", *sys.argv[1:]]
     if len(argv) > 1 and argv[1] == "analyze" and _plot_dir(argv[2:]) is not None:
-        sys.exit(_analyze_with_plots(argv))
+        sys.exit(_with_plots(argv, _core.analyze_cli, "plot_analysis"))
+    if len(argv) > 1 and argv[1] == "repro" and _plot_dir(argv[2:]) is not None:
+        sys.exit(_with_plots(argv, _core.repro_cli, "plot_repro"))
     sys.exit(_core.main(argv))
 
 
-def _analyze_with_plots(argv) -> int:
-    code, report = _core.analyze_cli(argv)
-    if code != 0 or report is None:
+def _with_plots(argv, run, plotter) -> int:
+    """Runs the command through ``run`` and plots its report with ``iostack.plots.<plotter>``;
+    the exit code is the command's (a reproduction whose checks differ is still plotted)."""
+    code, report = run(argv)
+    if report is None:
         return code
     import json
 
-    from iostack.plots import plot_analysis
+    from iostack import plots
 
     try:
-        paths = plot_analysis(json.loads(report), _plot_dir(argv[2:]))
+        paths = getattr(plots, plotter)(json.loads(report), _plot_dir(argv[2:]))
     except OSError as e:
         print(f"iostack: error: --plot: {e}", file=sys.stderr)
         return 1
     for p in paths:
         print(f"wrote {p}", file=sys.stderr)
-    return 0
+    return code
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ pub mod output;
 pub use output::Output;
 pub use commands::analyze::capture as analyze_capture;
 pub use commands::analyze::report_from_argv as analyze_report_from_argv;
+pub use commands::repro::capture as repro_capture;
 
 #[derive(Parser, Debug)]
 #[command(name = "iostack", version, about = "Simulate and measure the storage I/O stack", long_about = None)]
