@@ -104,7 +104,7 @@ fn table(which: u32, w: &MixedFilesConfig, cache: u64, progress: &Progress) -> R
     let label = if which == 2 { "sequencing bank" } else { "eviction section" };
     Report {
         name: name.clone(),
-        title: format!("DULO Table {}: BLAST at 320 MB with a {label} of {}-{} MB ({other})", if which == 2 { "II" } else { "III" }, paper[0].0, paper[paper.len() - 1].0),
+        title: format!("DULO Table {}: BLAST at 320 MB with {} {label} of {}-{} MB ({other})", if which == 2 { "II" } else { "III" }, if which == 2 { "a" } else { "an" }, paper[0].0, paper[paper.len() - 1].0),
         source: "Jiang et al., DULO, ACM TOS 2007, Section 4.6, Tables II-III".into(),
         config: serde_json::json!({"workload": w, "cache_blocks": cache, "policies": specs, "stack": super::dulo_trends::stack("<policy>", cache)}),
         tables: vec![Table { title: format!("BLAST-like, {} MiB: elapsed time by {label} size", cache / MB), header: HEADER.map(String::from).to_vec(), rows: rows(&ms, paper, key) }],
