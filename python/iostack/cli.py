@@ -1,7 +1,7 @@
 """The ``iostack`` console command: runs the Rust command line in-process.
 
 Everything is the Rust command line (``iostack._core.main``), except ``--plot DIR`` of ``iostack
-analyze``, ``iostack sim`` and ``iostack run``, and ``iostack report``: plots are drawn with
+analyze``, ``iostack sim`` and ``iostack run``, ``iostack repro NAME --plot DIR``, and ``iostack report``: plots are drawn with
 matplotlib here. ``analyze`` runs through ``_core.analyze_cli`` (which prints the usual table or
 JSON and hands back the report); ``sim`` and ``run`` run with ``--json`` into a buffer, the
 output the user asked for (JSON, or a table of the results) is printed, then the PNG files are
@@ -46,6 +46,8 @@ def main() -> None:
         sys.exit(report_main(argv[2:]))
     if command in ("analyze", "sim", "run") and _plot_dir(argv[2:]) is not None:
         sys.exit({"analyze": _analyze_with_plots, "sim": _sim_with_plots, "run": _run_with_plots}[command](argv))
+    if command == "repro" and _plot_dir(argv[2:]) is not None:
+        sys.exit(_with_plots(argv, _core.repro_cli, "plot_repro"))
     if command == "sweep" and _ray_requested(argv[2:]):
         sys.exit(_sweep_on_ray(argv[2:]))
     sys.exit(_core.main(argv))
@@ -208,6 +210,26 @@ def _run_with_plots(argv) -> int:
               f"{r['device_requests']} device requests, hit ratio {r['hit_ratio']:.4f}, "
               f"response mean {resp['mean_ns'] / 1e6:.3f} ms, p99 {resp['p99_ns'] / 1e6:.3f} ms (--json for every field)")
     return _write_plots(lambda d: write_run(r, d), _plot_dir(argv[2:]))
+
+
+def _with_plots(argv, run, plotter) -> int:
+    """Runs the command through ``run`` and plots its report with ``iostack.plots.<plotter>``;
+    the exit code is the command's (a reproduction whose checks differ is still plotted)."""
+    code, report = run(argv)
+    if report is None:
+        return code
+    import json
+
+    from iostack import plots
+
+    try:
+        paths = getattr(plots, plotter)(json.loads(report), _plot_dir(argv[2:]))
+    except OSError as e:
+        print(f"iostack: error: --plot: {e}", file=sys.stderr)
+        return 1
+    for p in paths:
+        print(f"wrote {p}", file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

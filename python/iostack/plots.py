@@ -18,6 +18,11 @@ back ``--plot DIR`` of ``iostack sim``, ``iostack run`` and ``iostack analyze``.
   as DULO's Figure 4), ``response.png`` (response-time percentiles), ``affinity.png`` (stack and
   block affinity per layer boundary), ``processes.png``, and with several runs ``stacks.png``
   (I/O time and hit ratio across stacks).
+
+``plot_repro(report, outdir)`` draws the figures of an ``iostack repro`` report (its
+``figures``: the paper's figure in the paper's form, iostack's series as solid lines or filled
+bars, the paper's values, where the paper gives numbers, as hollow markers on dashed lines or
+hatched bars), one ``NAME-FIGURE.png`` each.
 """
 
 from __future__ import annotations
@@ -566,3 +571,47 @@ def write_run(results: Union[dict, Iterable[dict]], outdir: PathLike) -> List[pa
     if len(results) > 1:
         figures.append(("stacks", lambda axes: stacks(results, axes), (11, 4), {"ncols": 2}))
     return _write_all(outdir, figures)
+
+
+def plot_repro(report: dict, outdir: Union[str, "os.PathLike[str]"]) -> List[pathlib.Path]:
+    """Writes each figure of an ``iostack repro`` report into ``outdir``; returns the paths (none
+    when the paper gives tables only)."""
+    out = pathlib.Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for f in report.get("figures", []):
+        path = out / f"{report['name']}-{f['name']}.png"
+        _plot_figure(f, path, report.get("source", ""))
+        paths.append(path)
+    return paths
+
+
+def _plot_figure(f: dict, path: pathlib.Path, source: str) -> None:
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    series = f["series"]
+    if f.get("kind") == "bar":
+        width = 0.8 / max(1, len(series))
+        for k, s in enumerate(series):
+            xs = [x + (k - (len(series) - 1) / 2) * width for x in s["x"]]
+            style = dict(fill=False, hatch="//", edgecolor="black") if s["paper"] else {}
+            ax.bar(xs, s["y"], width=width, label=s["label"], **style)
+        ax.set_xticks(range(len(f.get("x_ticks", []))))
+        ax.set_xticklabels(f.get("x_ticks", []))
+    else:
+        for s in series:
+            if s["paper"]:
+                ax.plot(s["x"], s["y"], linestyle="--", marker="o", markersize=8, markerfacecolor="none", color="black", label=s["label"])
+            else:
+                ax.plot(s["x"], s["y"], marker=".", label=s["label"])
+        if f.get("log_x"):
+            ax.set_xscale("log", base=2)
+    ax.set_xlabel(f.get("x_label", ""))
+    ax.set_ylabel(f.get("y_label", ""))
+    ax.set_title(f["title"], fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    if source:
+        fig.text(0.01, 0.01, source, fontsize=6, alpha=0.7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -12,6 +12,7 @@ pub mod output;
 pub use output::Output;
 pub use commands::analyze::capture as analyze_capture;
 pub use commands::analyze::report_from_argv as analyze_report_from_argv;
+pub use commands::repro::capture as repro_capture;
 pub use commands::sweep as sweep_command;
 
 #[derive(Parser, Debug)]

@@ -32,7 +32,30 @@ fn json_echoes_the_config() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["config"]["policy"], "splitlru");
     assert_eq!(v["config"]["prefetch"]["technique"], "miss_or_last_hit");
-    assert!(v["checks"].as_array().unwrap().iter().all(|c| c["ok"] == true));
+    let checks = v["checks"].as_array().unwrap();
+    assert!(checks.iter().all(|c| c["ok"] == true));
+    for c in checks {
+        for key in ["what", "paper", "iostack", "tolerance"] {
+            assert!(c[key].is_string(), "{key} in {c}");
+        }
+    }
+}
+
+#[test]
+fn text_shows_each_tolerance_and_the_verdict() {
+    let o = iostack(&["repro", "split-table1"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("tolerance") && text.contains("exact") && text.contains("verdict: holds"), "{text}");
+}
+
+#[test]
+fn plot_needs_the_python_command_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("plots");
+    let o = iostack(&["repro", "dulo-table1", "--plot", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("matplotlib"));
+    assert!(!out.exists());
 }
 
 #[test]

@@ -1,4 +1,5 @@
-//! Bindings of `iostack analyze`: the trace characterisation and locality metrics.
+//! Bindings of `iostack analyze` (the trace characterisation and locality metrics) and of
+//! `iostack repro` for the Python entry point's `--plot`.
 //!
 //! Both functions take the command line's own arguments, so the Python API, the Python entry
 //! point and the Rust binary share one parser and one set of defaults. Reports cross as JSON
@@ -23,9 +24,18 @@ fn analyze_cli(py: Python<'_>, argv: Vec<String>) -> (i32, Option<String>) {
     py.allow_threads(|| iostack_cli::analyze_capture(argv))
 }
 
+/// Runs `iostack repro` with `argv` (program name first) as the command line does, printing its
+/// output, with `--plot` left to the caller; returns (exit code, report JSON or None). The exit
+/// code is 1 when a check differs from the paper; the report still comes back to be plotted.
+#[pyfunction]
+fn repro_cli(py: Python<'_>, argv: Vec<String>) -> (i32, Option<String>) {
+    py.allow_threads(|| iostack_cli::repro_capture(argv))
+}
+
 /// Adds the functions of this file to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze_json, m)?)?;
     m.add_function(wrap_pyfunction!(analyze_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(repro_cli, m)?)?;
     Ok(())
 }

@@ -44,7 +44,7 @@ pub struct Args {
     #[arg(long)]
     pub unit_size: bool,
     /// Stack distance of a first reference: `distinct` (Max = distinct keys of the trace), a
-    /// fixed Max, or `exclude` to leave first references out.
+    /// fixed Max, `infinite` (affinity 0), or `exclude` to leave first references out.
     #[arg(long, default_value = "distinct")]
     pub first_reference: String,
     /// Intervals of the series over time: `auto`, a duration (`10s`, `3600s`) or `N` requests
@@ -303,6 +303,7 @@ pub fn table(r: &AnalysisReport) -> String {
     let _ = writeln!(s, "  block distance                   {:<8} {}", num(l.block_distance.mean), num(l.block_distance.median));
     let _ = writeln!(s, "  reuse distance                   {:<8} {}", num(l.reuse_distance.mean), num(l.reuse_distance.median));
     let fr = match l.stack_distance.first_reference_max {
+        Some(iostack::metrics::stack_distance::INFINITE_DISTANCE) => "counted at an infinite distance".into(),
         Some(m) => format!("counted at Max = {m}"),
         None => "left out".into(),
     };

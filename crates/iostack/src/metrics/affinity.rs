@@ -28,6 +28,9 @@ use super::stack_distance::FirstReference;
 /// Affinity of one distance: `1 / log10(10 + d)` (Section 3, equations 1 and 2).
 #[inline]
 pub fn affinity(distance: u64) -> f64 {
+    if distance == super::stack_distance::INFINITE_DISTANCE {
+        return 0.0; // the limit of 1/log10(10 + d)
+    }
     1.0 / (10.0 + distance as f64).log10()
 }
 

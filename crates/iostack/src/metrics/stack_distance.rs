@@ -27,6 +27,9 @@
 use crate::cache::Key;
 use crate::cache::slots::{hash32, Cell, OpenTable};
 
+/// The distance that stands for infinity (`FirstReference::Infinite`): its affinity is 0.
+pub const INFINITE_DISTANCE: u64 = u64::MAX;
+
 /// What the distance of a first reference is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "value")]
@@ -38,6 +41,10 @@ pub enum FirstReference {
     Distinct,
     /// A fixed Max.
     Max(u64),
+    /// First references at an infinite distance: affinity 0 (a stream of compulsory misses
+    /// scores 0.00, as Fox et al.'s back ends of cold workloads do, Figure 5.1). Distances carry
+    /// it as [`INFINITE_DISTANCE`], so mean distances are dominated by it.
+    Infinite,
     /// First references are left out of distances and affinities (counted apart).
     Exclude,
 }
@@ -48,10 +55,11 @@ impl std::str::FromStr for FirstReference {
         match s {
             "distinct" => Ok(FirstReference::Distinct),
             "exclude" => Ok(FirstReference::Exclude),
+            "infinite" | "inf" => Ok(FirstReference::Infinite),
             _ => s
                 .parse::<u64>()
                 .map(FirstReference::Max)
-                .map_err(|_| format!("`{s}` is not `distinct`, `exclude` or a number (a fixed Max)")),
+                .map_err(|_| format!("`{s}` is not `distinct`, `exclude`, `infinite` or a number (a fixed Max)")),
         }
     }
 }
@@ -63,6 +71,7 @@ impl FirstReference {
         match self {
             FirstReference::Distinct => Some(distinct),
             FirstReference::Max(m) => Some(m),
+            FirstReference::Infinite => Some(INFINITE_DISTANCE),
             FirstReference::Exclude => None,
         }
     }
