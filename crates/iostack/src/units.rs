@@ -86,7 +86,26 @@ impl std::fmt::Display for Size {
     }
 }
 
-/// Parses a duration: `9.5ms`, `120us`, `3s`, `250ns`; a plain number is nanoseconds.
+/// Longest duration an option takes: one day. Simulated clocks add durations to request times
+/// (at most [`crate::trace::parse::MAX_TIME_NS`]), and bounding both keeps every sum far from
+/// wrapping.
+pub const MAX_DURATION_NS: u64 = 86_400 * 1_000_000_000;
+
+/// Longest duration spent on every request (a think time, a device's fixed cost): 10 s. These
+/// add up once per request, and 10 s keeps a run of 10^9 requests far below 2^64 ns.
+pub const MAX_PER_REQUEST_NS: u64 = 10 * 1_000_000_000;
+
+/// [`parse_duration_ns`] for a duration spent on every request: at most [`MAX_PER_REQUEST_NS`].
+pub fn parse_per_request_ns(option: &str, text: &str) -> Result<u64, ConfigError> {
+    let ns = parse_duration_ns(option, text)?;
+    if ns > MAX_PER_REQUEST_NS {
+        return Err(ConfigError::new(option, format!("`{text}` is more than the 10 s allowed per request")));
+    }
+    Ok(ns)
+}
+
+/// Parses a duration: `9.5ms`, `120us`, `3s`, `250ns`; a plain number is nanoseconds. At most
+/// [`MAX_DURATION_NS`] (one day).
 pub fn parse_duration_ns(option: &str, text: &str) -> Result<u64, ConfigError> {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
@@ -104,8 +123,8 @@ pub fn parse_duration_ns(option: &str, text: &str) -> Result<u64, ConfigError> {
         .parse()
         .map_err(|_| ConfigError::new(option, format!("`{text}` is not a duration (expected e.g. 9.5ms)")))?;
     let ns = (x * mult).round();
-    if !ns.is_finite() || ns < 0.0 || ns > u64::MAX as f64 {
-        return Err(ConfigError::new(option, format!("`{text}` is out of range")));
+    if !ns.is_finite() || ns < 0.0 || ns > MAX_DURATION_NS as f64 {
+        return Err(ConfigError::new(option, format!("`{text}` is out of range (0 to 1 day)")));
     }
     Ok(ns as u64)
 }
@@ -132,5 +151,9 @@ mod tests {
         assert_eq!(parse_duration_ns("d", "120us").unwrap(), 120_000);
         assert_eq!(parse_duration_ns("d", "7").unwrap(), 7);
         assert!(parse_duration_ns("d", "3 weeks").is_err());
+        assert!(parse_duration_ns("d", "18446744073709551615").unwrap_err().to_string().contains("out of range"));
+        assert!(parse_duration_ns("d", "1e400s").is_err());
+        assert_eq!(parse_duration_ns("d", "86400s").unwrap(), MAX_DURATION_NS);
+        assert!(parse_per_request_ns("d", "11s").is_err());
     }
 }

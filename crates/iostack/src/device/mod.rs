@@ -266,7 +266,8 @@ pub fn parse_duration(option: &str, text: &str) -> Result<f64, ConfigError> {
         other => return Err(ConfigError::new(option, format!("unknown time unit `{other}` in `{text}` (valid: ns, us, ms, s)"))),
     };
     match num.parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x * mult),
+        Ok(x) if x.is_finite() && x >= 0.0 && x * mult <= crate::units::MAX_PER_REQUEST_NS as f64 => Ok(x * mult),
+        Ok(x) if x.is_finite() && x >= 0.0 => Err(ConfigError::new(option, format!("`{text}` is more than the 10 s allowed per request"))),
         _ => Err(ConfigError::new(option, format!("`{text}` is not a duration (e.g. 9.5ms)"))),
     }
 }

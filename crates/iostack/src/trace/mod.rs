@@ -18,6 +18,7 @@ pub mod background;
 pub mod bin;
 pub mod blkparse;
 pub mod csv;
+pub mod devices;
 pub mod disksim;
 pub mod fiu;
 pub mod format;
@@ -411,6 +412,26 @@ pub trait TraceReader: Send {
 /// A boxed reader is a reader, so `&mut Box<dyn TraceReader>` can be passed where a reader is
 /// expected.
 impl<R: TraceReader + ?Sized> TraceReader for Box<R> {
+    fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
+        (**self).next_request()
+    }
+    fn read_batch(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        (**self).read_batch(buf, max)
+    }
+    fn skipped(&self) -> u64 {
+        (**self).skipped()
+    }
+    fn carries_files(&self) -> bool {
+        (**self).carries_files()
+    }
+    fn path(&self) -> &Path {
+        (**self).path()
+    }
+}
+
+/// A borrowed reader is a reader too, so a wrapper such as [`devices::DenseDevices`] can sit on
+/// top of a reader it does not own.
+impl<R: TraceReader + ?Sized> TraceReader for &mut R {
     fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
         (**self).next_request()
     }

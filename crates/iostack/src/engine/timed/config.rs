@@ -185,7 +185,7 @@ impl StackConfig {
         let think = match self.think.trim() {
             "none" | "0" | "" => Think::None,
             "trace" => Think::Trace,
-            d => Think::Fixed(parse_duration_ns("--think", d)?),
+            d => Think::Fixed(crate::units::parse_per_request_ns("--think", d)?),
         };
         let dirty_expire_ns = parse_duration_ns("--dirty-expire", &self.dirty_expire)?;
         let flush_interval_ns = parse_duration_ns("--flush-interval", &self.flush_interval)?;

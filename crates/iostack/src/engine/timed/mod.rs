@@ -44,6 +44,7 @@ use crate::error::{ConfigError, Error};
 use crate::layer::Layer;
 use crate::metrics::{Granularity, ProbeConfig};
 use crate::trace::background::BackgroundReader;
+use crate::trace::devices::{DenseDevices, DeviceTable, KeySpace};
 use crate::trace::{Format, ReaderOptions, TraceReader};
 use engine::{Engine, EngineSettings};
 
@@ -293,9 +294,16 @@ pub fn run_built(
     open: &mut dyn FnMut() -> Result<Box<dyn TraceReader>, Error>,
     observers: Vec<(Boundary, Box<dyn BoundaryObserver>)>,
 ) -> Result<TimedReport, Error> {
+    // The engine keys blocks by a 16-bit device number: devices are numbered densely in the
+    // order they appear (the same in both passes), and what leaves the run (dumps, processes
+    // of `processes = device`) carries the trace's own ids again.
+    let devices = DeviceTable::new();
     for (b, o) in observers {
-        run.observe(b, o);
+        run.observe(b, Box::new(TraceDeviceIds { inner: o, table: devices.clone(), ids: Vec::new() }));
     }
+    let page_size = run.config.page_size;
+    let per_device = run.config.processes == Processes::Device;
+    let mut open = || -> Result<Box<dyn TraceReader>, Error> { Ok(Box::new(DenseDevices::new(open()?, &devices, KeySpace::Blocks(page_size)))) };
     // The trace is decoded on a second thread while the engine runs (same requests, same
     // order, same errors: see `BackgroundReader`).
     let mut reader = BackgroundReader::spawn(open()?);
@@ -303,7 +311,36 @@ pub fn run_built(
         run.scan_extents(&mut reader)?;
         reader = BackgroundReader::spawn(open()?);
     }
-    run.run(&mut reader)
+    let mut report = run.run(&mut reader)?;
+    if per_device {
+        for p in &mut report.processes {
+            p.pid = devices.trace_id(p.pid);
+        }
+        report.processes.sort_by_key(|p| p.pid);
+    }
+    Ok(report)
+}
+
+/// Hands an observer the requests with the trace's own device ids (the engine sees dense ones).
+struct TraceDeviceIds {
+    inner: Box<dyn BoundaryObserver>,
+    table: DeviceTable,
+    /// The table's ids, copied as far as this observer has needed them.
+    ids: Vec<u32>,
+}
+
+impl BoundaryObserver for TraceDeviceIds {
+    fn observe(&mut self, r: &crate::trace::Request) {
+        if r.device as usize >= self.ids.len() {
+            self.ids = self.table.ids();
+        }
+        let mut r = *r;
+        r.device = self.ids.get(r.device as usize).copied().unwrap_or(r.device);
+        self.inner.observe(&r);
+    }
+    fn finish(&mut self) -> Result<serde_json::Value, String> {
+        self.inner.finish()
+    }
 }
 
 /// A stream to write: the requests crossing `boundary`, to the trace file `path` (iostack CSV,

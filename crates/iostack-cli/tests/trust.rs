@@ -1,0 +1,165 @@
+//! Inputs that once gave silent wrong answers: device ids that share low bits, malformed
+//! blkparse events, traces piped on standard input, out-of-range offsets, lengths and times.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn iostack(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iostack")).args(args).current_dir(dir).output().unwrap()
+}
+
+/// Runs with `input` on standard input.
+fn piped(args: &[&str], dir: &Path, input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iostack"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let data = input.to_vec();
+    // A writer thread: the command may stop reading early (an error) and the pipe must not block.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Device ids 0, 65536 and 131072 agree in their low 16 bits; 8,0 and 259,0 as blkparse dev_t.
+const DEVICES_CSV: &str = "offset,length,device\n0,4096,0\n0,4096,65536\n0,4096,131072\n0,4096,0\n0,4096,4294967295\n";
+
+#[test]
+fn devices_that_share_low_bits_stay_apart() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("dev.csv"), DEVICES_CSV).unwrap();
+    for mode in [&["-m", "block"][..], &["--unit-size"][..]] {
+        let mut args = vec!["sim", "dev.csv", "-p", "lru,arc,dulo,splitlru,belady", "-c", "100", "--json"];
+        args.extend_from_slice(mode);
+        let v = json(&iostack(&args, d.path()));
+        for r in v.as_array().unwrap() {
+            // Only the second reference to device 0 hits.
+            assert_eq!(r["hits"], 1, "{mode:?}: {r}");
+        }
+    }
+    let a = json(&iostack(&["analyze", "dev.csv", "--json"], d.path()));
+    assert_eq!(a["devices"], 4);
+    assert_eq!(a["footprint_units"], 4);
+    let r = json(&iostack(&["run", "dev.csv", "--json", "--processes", "device", "--dump", "front=f.csv", "--no-locality"], d.path()));
+    assert_eq!(r["cache"]["hits"], 1, "{}", r["cache"]);
+    let pids: Vec<u64> = r["processes"].as_array().unwrap().iter().map(|p| p["pid"].as_u64().unwrap()).collect();
+    assert_eq!(pids, vec![0, 65536, 131072, 4294967295]);
+    // Dumps carry the trace's own ids.
+    let dump = std::fs::read_to_string(d.path().join("f.csv")).unwrap();
+    let devices: Vec<&str> = dump.lines().skip(1).map(|l| l.split(',').nth(5).unwrap()).collect();
+    assert_eq!(devices, vec!["0", "65536", "131072", "0", "4294967295"]);
+
+    let blk = "  8,0 1 1 0.000001 10 Q R 800 + 8 [a]\n  259,0 1 2 0.000002 10 Q R 800 + 8 [a]\n  8,0 1 3 0.000003 10 Q R 800 + 8 [a]\n";
+    std::fs::write(d.path().join("two.blkparse"), blk).unwrap();
+    let v = json(&iostack(&["sim", "two.blkparse", "-p", "lru", "-c", "10", "-m", "block", "--json"], d.path()));
+    assert_eq!(v[0]["hits"], 1);
+}
+
+#[test]
+fn malformed_blkparse_events_are_errors_or_counted() {
+    let d = tempfile::tempdir().unwrap();
+    let good = "  8,0 3 1 0.1 5 Q R 8 + 8 [a]\n";
+    for (bad, field) in [
+        ("  8,0 3 x 0.1 5 Q R 8 + 8 [a]\n", "sequence"),
+        ("  8,0 y 2 0.1 5 Q R 8 + 8 [a]\n", "cpu"),
+        ("  8,0 3 2 0.1 5 Q R 8 8 [a]\n", "+"),
+        ("  8,0 3 2 0.1 5 Q R 8 +\n", "nsectors"),
+        ("  8,x 3 2 0.1 5 Q R 8 + 8 [a]\n", "device"),
+        ("  5000,0 3 2 0.1 5 Q R 8 + 8 [a]\n", "device"),
+    ] {
+        std::fs::write(d.path().join("t.blkparse"), format!("{good}{bad}{good}")).unwrap();
+        let o = iostack(&["sim", "t.blkparse", "-p", "lru", "-c", "10"], d.path());
+        assert_eq!(o.status.code(), Some(1));
+        assert!(stderr(&o).contains(&format!("t.blkparse: line 2: field `{field}`")), "{bad}: {}", stderr(&o));
+        let v = json(&iostack(&["sim", "t.blkparse", "-p", "lru", "-c", "10", "--skip-invalid", "--json"], d.path()));
+        assert_eq!((v[0]["requests"].as_u64(), v[0]["skipped"].as_u64()), (Some(2), Some(1)), "{bad}");
+    }
+    // Events without data stay passed over.
+    std::fs::write(d.path().join("t.blkparse"), format!("{good}  8,0 3 2 0.1 5 Q FWS [jbd2]\n  8,0 3 3 0.1 5 Q N 0 + 0 [a]\n  8,0 3 4 0.1 5 Q WS 1950885322 [0]\n")).unwrap();
+    let v = json(&iostack(&["sim", "t.blkparse", "-p", "lru", "-c", "10", "--json"], d.path()));
+    assert_eq!(v[0]["requests"], 1);
+}
+
+#[test]
+fn standard_input_gives_what_the_file_gives() {
+    let d = tempfile::tempdir().unwrap();
+    // Long enough that detection's look-ahead is a small part of it.
+    let ids: String = (0..300_000u64).map(|i| format!("{}\n", (i * 7919) % 4000)).collect();
+    let csv: String = std::iter::once("offset,length\n".to_string()).chain((0..50_000u64).map(|i| format!("{},4096\n", (i * 31) % 9000 * 4096))).collect();
+    std::fs::write(d.path().join("ids.txt"), &ids).unwrap();
+    std::fs::write(d.path().join("t.csv"), &csv).unwrap();
+    for (file, data) in [("ids.txt", ids.as_bytes()), ("t.csv", csv.as_bytes())] {
+        for cmd in [&["sim", "-p", "lru,arc", "-c", "1000", "--json"][..], &["analyze", "--json"][..], &["run", "--json", "--file-sizes", "unknown"][..]] {
+            let mut from_file = vec![cmd[0], file];
+            from_file.extend_from_slice(&cmd[1..]);
+            let mut from_stdin = vec![cmd[0], "-"];
+            from_stdin.extend_from_slice(&cmd[1..]);
+            let mut a = json(&iostack(&from_file, d.path()));
+            let mut b = json(&piped(&from_stdin, d.path(), data));
+            // Only the trace's name differs.
+            strip_names(&mut a);
+            strip_names(&mut b);
+            assert_eq!(a, b, "{cmd:?} {file}");
+        }
+    }
+    // A run that needs two passes says so.
+    let o = piped(&["sim", "-", "-p", "belady", "-c", "100"], d.path(), ids.as_bytes());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("two passes") && stderr(&o).contains("standard input"), "{}", stderr(&o));
+}
+
+fn strip_names(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(m) => {
+            m.remove("trace");
+            m.values_mut().for_each(strip_names);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(strip_names),
+        _ => {}
+    }
+}
+
+#[test]
+fn out_of_range_requests_and_options_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    for (text, field) in [
+        ("offset,length\n0,4096\n18446744073709551000,4096\n", "offset"),
+        ("offset,length\n0,4096\n0,1099511627776\n", "length"),
+        ("time_ns,offset\n0,0\n18446744073709551000,0\n", "time"),
+    ] {
+        std::fs::write(d.path().join("t.csv"), text).unwrap();
+        for cmd in [&["sim", "t.csv", "-p", "lru", "-c", "10", "-m", "block"][..], &["run", "t.csv"][..], &["analyze", "t.csv"][..]] {
+            let o = iostack(cmd, d.path());
+            assert_eq!(o.status.code(), Some(1), "{cmd:?} {text}");
+            assert!(stderr(&o).contains(&format!("line 3: field `{field}`")), "{cmd:?}: {}", stderr(&o));
+        }
+    }
+    // Block numbers that a key cannot hold (1-byte pages far out).
+    std::fs::write(d.path().join("far.csv"), "offset,length\n1125899906842624,1\n").unwrap();
+    let o = iostack(&["sim", "far.csv", "-p", "lru", "-c", "10", "-m", "block", "--page-size", "1"], d.path());
+    assert!(stderr(&o).contains("request 1: field `offset`") && stderr(&o).contains("2^48"), "{}", stderr(&o));
+    std::fs::write(d.path().join("t.csv"), "offset\n0\n4096\n").unwrap();
+    for (flag, value) in [("--think", "18446744073709551615"), ("--think", "1h"), ("--device", "fixed:100000s"), ("--dirty-expire", "1e30s")] {
+        let o = iostack(&["run", "t.csv", flag, value], d.path());
+        assert_eq!(o.status.code(), Some(1), "{flag} {value}");
+        assert!(stderr(&o).contains("iostack: error:") && !stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
+}
