@@ -9,6 +9,7 @@ import os
 from typing import Any, Mapping, Optional, Union
 
 from iostack import _core
+from iostack._sim import _flag
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -68,6 +69,8 @@ def run(
     ``config`` (re-runnable), ``elapsed_ns``, ``device_busy_ns``, ``device_requests``,
     ``hit_ratio`` and the per-layer counters (see docs/timed.md).
     """
+    if not isinstance(trace, (str, os.PathLike)):
+        raise ValueError(f"trace: expected a path, got {type(trace).__name__}")
     cfg = _load_config(config)
     for key, value in options.items():
         if key not in CONFIG_FIELDS:
@@ -76,6 +79,10 @@ def run(
             cfg[key] = str(value) if key in ("cache", "max_request") else value
     dumps = [(str(layer), os.fspath(path)) for layer, path in (dump or {}).items()]
     if locality is not None:
-        cfg["locality"] = bool(locality)
+        cfg["locality"] = _flag("locality", locality)
+    skip_invalid = _flag("skip_invalid", skip_invalid)
+    for name, value in (("format", format), ("mapping", mapping)):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{name}: expected a string, got {value!r}")
     out = _core.run_timed(os.fspath(trace), json.dumps(cfg), dumps, None, format, mapping, skip_invalid)
     return json.loads(out)

@@ -1,0 +1,99 @@
+"""Arguments the Python API must refuse with a ValueError naming them, and inputs that once gave
+silent wrong answers (device ids that share low bits)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import iostack
+
+
+def _frame(**cols):
+    base = {"offset": [0, 4096, 8192]}
+    base.update(cols)
+    return base
+
+
+@pytest.mark.parametrize(
+    "trace, words",
+    [
+        (_frame(pid=[0, 2**40, 1]), ["pid", "above"]),
+        (_frame(device=[0, 2**32, 1]), ["device", "above"]),
+        (_frame(op=[0.0, math.nan, 1.0]), ["op", "row 1"]),
+        ({"offset": [True, False, True]}, ["offset", "booleans"]),
+        ({"offset": 5}, ["offset", "scalar"]),
+        ({"offset": np.zeros((2, 2), dtype=np.uint64)}, ["offset", "2-D"]),
+        ({"offset": [0.5, 1.0]}, ["offset", "whole"]),
+        ({"offset": [-1, 1]}, ["offset", "negative"]),
+        ({"offset": [1e30]}, ["offset", "above"]),
+        ({"offset": ["a", "b"]}, ["offset", "numbers"]),
+        (_frame(length=[1, 2]), ["length"]),
+        (np.zeros((3, 2)), ["trace"]),
+        (42, ["trace"]),
+    ],
+)
+def test_bad_in_memory_traces_name_the_field(trace, words):
+    with pytest.raises(ValueError) as e:
+        iostack.simulate(trace, policy="lru", cache_size=10, unit_size=True)
+    for w in words:
+        assert w in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"unit_size": "no"}, "unit_size"),
+        ({"unit_size": 1}, "unit_size"),
+        ({"skip_invalid": "yes"}, "skip_invalid"),
+        ({"page_size": True}, "page_size"),
+        ({"page_size": 4096.5}, "page_size"),
+        ({"page_size": 0}, "page_size"),
+        ({"threads": -1}, "threads"),
+        ({"mode": 3}, "mode"),
+        ({"cache_size": True}, "cache_size"),
+        ({"cache_size": -5}, "cache_size"),
+        ({"policy": 7}, "policy"),
+    ],
+)
+def test_bad_simulate_arguments_name_themselves(kwargs, name):
+    args = {"policy": "lru", "cache_size": 10, "unit_size": True}
+    args.update(kwargs)
+    with pytest.raises(ValueError) as e:
+        iostack.simulate({"offset": [0, 1, 2]}, **args)
+    assert name in str(e.value), str(e.value)
+
+
+def test_locality_takes_a_boolean(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("offset\n0\n4096\n")
+    with pytest.raises(ValueError, match="locality"):
+        iostack.run(p, locality="no")
+    with pytest.raises(ValueError, match="skip_invalid"):
+        iostack.run(p, skip_invalid="no")
+    with pytest.raises(ValueError, match="skip_invalid"):
+        iostack.analyze(p, skip_invalid="no")
+    with pytest.raises(ValueError, match="trace"):
+        iostack.run(12)
+    assert iostack.run(p, locality=False)["locality"] is None
+
+
+def test_devices_sharing_low_bits_stay_apart():
+    t = {"offset": [0, 0, 0, 0], "device": np.array([0, 65536, 131072, 0], dtype=np.uint64)}
+    for mode in ({"mode": "block"}, {"unit_size": True}):
+        r = iostack.simulate(t, policy="lru", cache_size=10, **mode)
+        assert r["hits"] == 1, (mode, r)
+
+
+def test_non_utf8_arguments_are_errors_not_tracebacks(tmp_path, capfd):
+    from iostack import _core
+
+    name = b"\xfftrace".decode("utf-8", "surrogateescape")
+    assert _core.main(["iostack", "sim", name, "-p", "lru", "-c", "1"]) == 1
+    assert "No such file" in capfd.readouterr().err
+    p = tmp_path / "t.csv"
+    p.write_text("offset\n0\n")
+    policy = b"l\xffru".decode("utf-8", "surrogateescape")
+    assert _core.main(["iostack", "sim", str(p), "-p", policy, "-c", "1"]) == 2
+    assert "invalid UTF-8" in capfd.readouterr().err
