@@ -97,3 +97,43 @@ def test_non_utf8_arguments_are_errors_not_tracebacks(tmp_path, capfd):
     policy = b"l\xffru".decode("utf-8", "surrogateescape")
     assert _core.main(["iostack", "sim", str(p), "-p", policy, "-c", "1"]) == 2
     assert "invalid UTF-8" in capfd.readouterr().err
+
+
+_EXTREMES = ["0", "1", "4294967296", "18446744073709551615", "-1", "1e308", "nan", ""]
+_POLICY_KEYS = {
+    "slru": ["segments"], "clock": ["bits"], "s3fifo": ["small", "ghost", "threshold"], "lirs": ["hir"],
+    "2q": ["kin", "kout"], "linux": ["ratio", "page", "shadows"], "splitlru": ["up", "down"],
+    "dulo": ["bank", "evict", "corr", "distance", "seq_max", "table_kib"],
+}
+_COMPONENTS = [("prefetch", "pm:{}"), ("prefetch", "pa:{}"), ("prefetch", "linux:max={}"), ("sched", "batch:{}"),
+               ("sched", "deadline:fifo_batch={}"), ("device", "fixed:{}ms"), ("device", "hdd:st3400620as,zones={}"),
+               ("device", "hdd:st3400620as,rpm={}"), ("device", "ssd:x25m,channels={}"), ("think", "{}s"),
+               ("flush_interval", "{}"), ("queue_depth", "{}"), ("cache", "{}")]
+
+
+def test_parameters_at_their_extremes_raise_value_error_not_panic(tmp_path):
+    # A Rust panic would surface as pyo3_runtime.PanicException, which is not an Exception:
+    # it would escape the `except ValueError` below and fail the test.
+    trace = {"offset": [i * 4096 for i in range(50)] * 2, "length": [4096] * 100}
+    for policy, keys in _POLICY_KEYS.items():
+        for key in keys:
+            for v in _EXTREMES:
+                for mode in ({"mode": "block"}, {"unit_size": True}):
+                    try:
+                        iostack.simulate(trace, policy=f"{policy}:{key}={v}", cache_size=8, **mode)
+                    except ValueError:
+                        pass
+    p = tmp_path / "t.csv"
+    p.write_text("offset,length\n" + "".join(f"{i * 4096},4096\n" for i in range(50)))
+    for field, spec in _COMPONENTS:
+        for v in _EXTREMES:
+            value = spec.format(v)
+            if field == "queue_depth":
+                try:
+                    value = int(v)
+                except ValueError:
+                    continue
+            try:
+                iostack.run(p, locality=False, **{field: value})
+            except ValueError:
+                pass

@@ -163,3 +163,29 @@ fn out_of_range_requests_and_options_are_refused() {
         assert!(stderr(&o).contains("iostack: error:") && !stderr(&o).contains("panicked"), "{}", stderr(&o));
     }
 }
+
+#[test]
+fn extreme_parameters_are_errors_not_panics() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("t.csv"), "offset\n0\n4096\n0\n").unwrap();
+    for (cmd, flag, value) in [
+        ("sim", "-p", "splitlru:up=18446744073709551615"),
+        ("sim", "-p", "s3fifo:small=nan"),
+        ("run", "--policy", "splitlru:up=18446744073709551615"),
+        ("run", "--sched", "batch:18446744073709551615"),
+        ("run", "--prefetch", "pm:18446744073709551615"),
+        ("run", "--prefetch", "pa:1000000"),
+        ("run", "--prefetch", "linux:max=1TiB"),
+        ("run", "--device", "hdd:st3400620as,zones=4294967295"),
+        ("run", "--device", "ssd:x25m,channels=1000000"),
+        ("run", "--flush-interval", "1ns"),
+    ] {
+        let mut args = vec![cmd, "t.csv", flag, value];
+        if cmd == "sim" {
+            args.extend(["-c", "10"]);
+        }
+        let o = iostack(&args, d.path());
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("out of range") || stderr(&o).contains("more than") || stderr(&o).contains("at least"), "{args:?}: {}", stderr(&o));
+    }
+}

@@ -252,6 +252,18 @@ impl Spec {
     }
 }
 
+/// Largest device a model takes: 1 PiB.
+pub const MAX_CAPACITY_BYTES: u64 = 1 << 50;
+
+/// A device parameter within its documented range (NaN never is).
+pub(crate) fn check_range(option: &str, v: f64, lo: f64, hi: f64) -> Result<(), ConfigError> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(ConfigError::new(option, format!("{v} is out of range ({lo} to {hi})")))
+    }
+}
+
 /// Parses a duration that must carry a unit (`9.5ms`, `120us`, `1s`, `800ns`); nanoseconds as f64.
 pub fn parse_duration(option: &str, text: &str) -> Result<f64, ConfigError> {
     let t = text.trim();
