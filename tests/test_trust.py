@@ -137,3 +137,28 @@ def test_parameters_at_their_extremes_raise_value_error_not_panic(tmp_path):
                 iostack.run(p, locality=False, **{field: value})
             except ValueError:
                 pass
+
+
+@pytest.mark.parametrize("sig, code", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_console_command_stops_on_signals_without_traceback(tmp_path, sig, code):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = ("import sys\nfrom iostack.cli import main\n"
+              "sys.argv = ['iostack', 'gen', 'zipf', '--objects', '1000000', '--requests', '1000000000', '-o', 'big.csv.gz']\n"
+              "main()\n")
+    p = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while not list(tmp_path.iterdir()) and time.time() < deadline:
+        time.sleep(0.05)
+    assert list(tmp_path.iterdir()), "the output was never started"
+    sent = time.time()
+    os.kill(p.pid, getattr(signal, sig))
+    _, err = p.communicate(timeout=30)
+    assert time.time() - sent < 1.0
+    assert p.returncode == code, err
+    assert b"Traceback" not in err, err
+    assert list(tmp_path.iterdir()) == []

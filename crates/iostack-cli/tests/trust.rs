@@ -189,3 +189,108 @@ fn extreme_parameters_are_errors_not_panics() {
         assert!(stderr(&o).contains("out of range") || stderr(&o).contains("more than") || stderr(&o).contains("at least"), "{args:?}: {}", stderr(&o));
     }
 }
+
+/// The files of `dir` (hidden ones too), sorted.
+fn files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+#[cfg(unix)]
+#[test]
+fn interrupts_stop_at_once_and_leave_nothing() {
+    use std::time::{Duration, Instant};
+    for (sig, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let d = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_iostack"))
+            .args(["gen", "zipf", "--objects", "1000000", "--requests", "1000000000", "-o", "big.csv.gz"])
+            .current_dir(d.path())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait until the output is being written.
+        let start = Instant::now();
+        while files(d.path()).is_empty() && start.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(files(d.path()), vec![".big.csv.gz.tmp-".to_string() + &child.id().to_string()]);
+        let sent = Instant::now();
+        // SAFETY: signals a child this test started.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let status = child.wait().unwrap();
+        assert!(sent.elapsed() < Duration::from_secs(1), "took {:?}", sent.elapsed());
+        assert_eq!(status.code(), Some(code));
+        assert!(files(d.path()).is_empty(), "{:?}", files(d.path()));
+    }
+    // SIGKILL leaves the documented temporary name, which the next run writing that output removes.
+    let d = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iostack"))
+        .args(["gen", "zipf", "--objects", "1000", "--requests", "1000000000", "-o", "z.csv"])
+        .current_dir(d.path())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while files(d.path()).is_empty() && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(files(d.path()).len(), 1);
+    let o = iostack(&["gen", "zipf", "--objects", "10", "--requests", "100", "-o", "z.csv"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(files(d.path()), vec!["z.csv"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn failed_writes_exit_non_zero_and_leave_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    for out in ["g.csv", "g.csv.gz", "g.csv.xz", "g.csv.bz2", "g.csv.zst", "g.iostack", "g.oracleGeneral.bin"] {
+        // A file size limit of 64 KiB: writes beyond fail with EFBIG, as on a full disk.
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "trap '' XFSZ; ulimit -f 64; exec {} gen uniform --objects 1000000 --requests 50000 --seed 3 -o {out}",
+                env!("CARGO_BIN_EXE_iostack")
+            ))
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{out}: {}", stderr(&o));
+        assert!(stderr(&o).contains(out), "{out}: {}", stderr(&o));
+        assert!(files(d.path()).is_empty(), "{out}: {:?}", files(d.path()));
+    }
+    // Writing through to a device: /dev/full fails, /dev/null stays a device.
+    std::fs::write(d.path().join("t.csv"), "offset\n0\n4096\n").unwrap();
+    if Path::new("/dev/full").exists() {
+        let o = iostack(&["convert", "t.csv", "/dev/full", "--to", "csv"], d.path());
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    }
+    let o = iostack(&["convert", "t.csv", "/dev/null", "--to", "csv"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+    assert_eq!(files(d.path()), vec!["t.csv"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn outputs_through_links_and_repeated_dumps() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("t.csv"), "offset\n0\n4096\n").unwrap();
+    std::fs::write(d.path().join("real.csv"), "old").unwrap();
+    std::os::unix::fs::symlink("real.csv", d.path().join("link.csv")).unwrap();
+    let o = iostack(&["convert", "t.csv", "link.csv"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::symlink_metadata(d.path().join("link.csv")).unwrap().file_type().is_symlink());
+    assert!(std::fs::read_to_string(d.path().join("real.csv")).unwrap().starts_with("time_ns,"));
+    std::fs::create_dir(d.path().join("dir.csv")).unwrap();
+    let o = iostack(&["convert", "t.csv", "dir.csv"], d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("directory"), "{}", stderr(&o));
+    let o = iostack(&["run", "t.csv", "--dump", "front=a.csv", "--dump", "device=./a.csv"], d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("two dumps"), "{}", stderr(&o));
+    assert!(!d.path().join("a.csv").exists());
+}

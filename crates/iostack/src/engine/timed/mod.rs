@@ -377,7 +377,17 @@ pub fn run_file(config: &StackConfig, path: &Path, format: Option<Format>, optio
     let stack = TimedRun::new(config)?;
     let mut opened = Some(crate::trace::open(path, format, options)?);
     let mut observers: Vec<(Boundary, Box<dyn BoundaryObserver>)> = Vec::with_capacity(dumps.len());
-    for d in dumps {
+    for (i, d) in dumps.iter().enumerate() {
+        // Two dumps into one file would interleave (or share one temporary file): refused
+        // before anything is written.
+        let id = crate::trace::write::output_identity(&d.path);
+        if let Some(e) = dumps[..i].iter().find(|e| crate::trace::write::output_identity(&e.path) == id) {
+            return Err(ConfigError::new(
+                "--dump",
+                format!("{} is named by two dumps ({} and {}); give each its own file", d.path.display(), e.boundary.name(), d.boundary.name()),
+            )
+            .into());
+        }
         if crate::trace::write::same_file(&d.path, path) {
             return Err(ConfigError::new("--dump", format!("{} is the trace being read", d.path.display())).into());
         }
