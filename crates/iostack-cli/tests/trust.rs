@@ -1,33 +1,15 @@
 //! Inputs that once gave silent wrong answers: device ids that share low bits, malformed
 //! blkparse events, traces piped on standard input, out-of-range offsets, lengths and times.
 
-use std::io::Write;
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use common::piped;
+
 fn iostack(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_iostack")).args(args).current_dir(dir).output().unwrap()
-}
-
-/// Runs with `input` on standard input.
-fn piped(args: &[&str], dir: &Path, input: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iostack"))
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let data = input.to_vec();
-    // A writer thread: the command may stop reading early (an error) and the pipe must not block.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
 }
 
 fn json(o: &Output) -> serde_json::Value {
