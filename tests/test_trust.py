@@ -162,3 +162,49 @@ def test_console_command_stops_on_signals_without_traceback(tmp_path, sig, code)
     assert p.returncode == code, err
     assert b"Traceback" not in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+def _columns():
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    dtypes = st.sampled_from(["u8", "i8", "f8", "u4", "i4", "bool", "U3", "O"])
+    return st.fixed_dictionaries(
+        {"offset": hnp.arrays(dtypes, st.integers(0, 6))},
+        optional={name: hnp.arrays(dtypes, st.integers(0, 6)) for name in ("length", "time_ns", "op", "pid", "device")},
+    )
+
+
+def test_random_in_memory_traces_give_a_result_or_a_value_error():
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_columns())
+    def check(cols):
+        for mode in ({"mode": "block"}, {"unit_size": True}):
+            try:
+                r = iostack.simulate(cols, policy=["lru", "dulo"], cache_size=4, **mode)
+            except ValueError:
+                continue
+            assert len(r) == 2
+
+    check()
+
+
+def test_random_run_options_give_a_result_or_a_value_error(tmp_path):
+    from hypothesis import given, settings, strategies as st
+
+    p = tmp_path / "t.csv"
+    p.write_text("offset,length\n" + "".join(f"{i * 4096},4096\n" for i in range(20)))
+    values = st.one_of(st.integers(-2, 2**65), st.floats(allow_nan=True), st.text(max_size=8), st.booleans(), st.none())
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.dictionaries(st.sampled_from(["cache", "page_size", "queue_depth", "think", "prefetch", "sched",
+                                            "device", "seed", "max_request", "flush_interval"]), values, max_size=3))
+    def check(opts):
+        try:
+            iostack.run(p, locality=False, **opts)
+        except ValueError:
+            pass
+
+    check()
