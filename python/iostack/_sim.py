@@ -49,10 +49,24 @@ def _size_text(s: Any) -> str:
     raise ValueError(f"cache_size: {s!r} is not a size (expected e.g. 4096, '64MiB', '1%' or 0.01)")
 
 
+def _column(col: str, values: Any) -> np.ndarray:
+    """``values`` as a 1-D numpy array, or a ValueError naming the column."""
+    import numpy as np
+
+    try:
+        a = np.asarray(values)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"field `{col}`: not an array of values ({e})") from None
+    if a.ndim != 1:
+        what = "a scalar" if a.ndim == 0 else f"a {a.ndim}-D array"
+        raise ValueError(f"field `{col}`: expected one value per request (a 1-D array), got {what}")
+    return a
+
+
 def _op_array(op: Any, n: int) -> np.ndarray:
     import numpy as np
 
-    a = np.asarray(op)
+    a = _column("op", op)
     if a.dtype.kind in "OUS":
         s = np.char.upper(a.astype(str))
         bad = ~np.isin(s, ["R", "W", "READ", "WRITE"])
@@ -60,22 +74,60 @@ def _op_array(op: Any, n: int) -> np.ndarray:
             i = int(np.argmax(bad))
             raise ValueError(f"row {i}: field `op`: `{a[i]}` is not R, W, read or write")
         return np.ascontiguousarray(np.char.startswith(s, "W"), dtype=np.uint8)
+    if a.dtype.kind not in "uifb":
+        raise ValueError(f"field `op`: expected R/W strings, booleans or numbers, got {a.dtype}")
+    if a.dtype.kind == "f" and a.size and not np.all(np.isfinite(a)):
+        i = int(np.argmax(~np.isfinite(a)))
+        raise ValueError(f"row {i}: field `op`: {a[i]} is not a read or a write")
     return np.ascontiguousarray(a != 0, dtype=np.uint8)
 
 
 def _uint(col: str, values: Any, dtype: Any) -> np.ndarray:
+    """A column of whole numbers that fit ``dtype`` (uint32 or uint64), checked row by row."""
     import numpy as np
 
-    a = np.asarray(values)
+    a = _column(col, values)
+    if a.dtype.kind == "b":
+        raise ValueError(f"field `{col}`: expected numbers, got booleans")
+    if a.dtype.kind not in "uif":
+        raise ValueError(f"field `{col}`: expected numbers, got {a.dtype}")
+    if not a.size:
+        return np.ascontiguousarray(a, dtype=dtype)
     if a.dtype.kind == "f":
-        if not np.all(np.isfinite(a)) or np.any(a != np.floor(a)):
-            raise ValueError(f"field `{col}`: values must be whole numbers")
-    if a.dtype.kind in "if" and a.size and a.min() < 0:
+        bad = ~np.isfinite(a) | (a != np.floor(a))
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"row {i}: field `{col}`: {a[i]} is not a whole number")
+    if a.dtype.kind in "if" and a.min() < 0:
         i = int(np.argmin(a))
         raise ValueError(f"row {i}: field `{col}`: {a[i]} is negative")
-    if a.dtype.kind not in "uif b":
-        raise ValueError(f"field `{col}`: expected numbers, got {a.dtype}")
+    top = np.iinfo(dtype).max
+    # Floats compare against 2^bits (the float nearest the integer maximum may round up to it).
+    over = a >= float(top) + 1.0 if a.dtype.kind == "f" else a > top
+    if over.any():
+        i = int(np.argmax(over))
+        raise ValueError(f"row {i}: field `{col}`: {a[i]} is above {top}, the largest {col} iostack keeps")
     return np.ascontiguousarray(a, dtype=dtype)
+
+
+def _flag(name: str, value: Any) -> bool:
+    """A boolean argument: True or False (numpy's too), never a string or a number."""
+    import numpy as np
+
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"{name}: expected True or False, got {value!r}")
+
+
+def _whole(name: str, value: Any, low: int, high: int) -> int:
+    """An integer argument within [low, high] (booleans and fractional numbers refused)."""
+    import numpy as np
+
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name}: expected a whole number, got {value!r}")
+    if not low <= int(value) <= high:
+        raise ValueError(f"{name}: {value} is out of range ({low} to {high})")
+    return int(value)
 
 
 def _arrays(trace: Any) -> tuple:
@@ -88,7 +140,7 @@ def _arrays(trace: Any) -> tuple:
     elif isinstance(trace, Mapping):
         cols = trace
     else:
-        raise TypeError("trace must be a path, a pandas DataFrame or a dict of arrays")
+        raise ValueError(f"trace: expected a path, a pandas DataFrame or a dict of arrays, got {type(trace).__name__}")
     if "offset" not in cols:
         raise ValueError("an in-memory trace needs an `offset` column (the object key or byte offset)")
     offset = _uint("offset", cols["offset"], np.uint64)
@@ -167,6 +219,14 @@ def simulate(
     for p in policies:
         check_policy_arg(p)
     size_texts = [_size_text(s) for s in sizes]
+    if not isinstance(mode, str):
+        raise ValueError(f"mode: expected 'object' or 'block', got {mode!r}")
+    if format is not None and not isinstance(format, str):
+        raise ValueError(f"format: expected a format name, got {format!r}")
+    unit_size = _flag("unit_size", unit_size)
+    skip_invalid = _flag("skip_invalid", skip_invalid)
+    page_size = _whole("page_size", page_size, 1, 2**63)
+    threads = _whole("threads", threads, 0, 4096)
     extra = dict(per_process=bool(per_process), **_hints_args(hints))
     from iostack._errors import python_errors
 
@@ -239,13 +299,13 @@ def _warn_cache_too_small(rows) -> None:
 def _simulate_rows(trace, policies, size_texts, mode, unit_size, page_size, format, skip_invalid, threads, mapping, extra):
     if isinstance(trace, (str, os.PathLike)):
         rows = _core.simulate(os.fspath(trace), policies, size_texts, mode=mode, unit_size=unit_size,
-                              page_size=int(page_size), format=format, skip_invalid=skip_invalid,
-                              threads=int(threads), mapping=mapping, **extra)
+                              page_size=page_size, format=format, skip_invalid=skip_invalid,
+                              threads=threads, mapping=mapping, **extra)
     else:
         if format is not None or mapping is not None:
             raise ValueError(f"{'format' if format is not None else 'mapping'}: applies to trace files only")
         rows = _core.simulate(None, policies, size_texts, mode=mode, unit_size=unit_size,
-                              page_size=int(page_size), threads=int(threads), arrays=_arrays(trace),
+                              page_size=page_size, threads=threads, arrays=_arrays(trace),
                               files=_file_arrays(trace), **extra)
     return rows
 

@@ -79,6 +79,17 @@ def analyze_argv(
     mrc_sizes: Optional[Iterable[Union[int, str]]] = None,
 ) -> list:
     """The ``iostack analyze`` command line for these options."""
+    from iostack._sim import _flag
+
+    if not isinstance(trace, (str, os.PathLike)):
+        raise ValueError(f"trace: expected a path, got {type(trace).__name__}")
+    for name, value in (("mode", mode), ("format", format), ("mapping", mapping), ("interval", interval)):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{name}: expected a string, got {value!r}")
+    for name, value in (("page_size", page_size), ("first_reference", first_reference)):
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            raise ValueError(f"{name}: expected a number or a string, got {value!r}")
+    skip_invalid = _flag("skip_invalid", skip_invalid)
     argv = ["iostack", "analyze", os.fspath(trace), "--mode", mode, "--page-size", str(page_size)]
     if format is not None:
         argv += ["--format", format]

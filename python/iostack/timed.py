@@ -10,6 +10,7 @@ import os
 from typing import Any, Mapping, Optional, Union
 
 from iostack import _core
+from iostack._sim import _flag
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -129,6 +130,8 @@ def run(
         return _run_grid(trace, config, dump, locality, format, mapping, skip_invalid, cache_size, frame, jobs, options)
     if cache_size is not None:
         options["cache"] = cache_size
+    if not isinstance(trace, (str, os.PathLike)):
+        raise ValueError(f"trace: expected a path, got {type(trace).__name__}")
     cfg = _load_config(config)
     policy_class = None
     if "policy" in options:
@@ -147,7 +150,11 @@ def run(
         cfg["device"] = device_map(cfg["device"])
     dumps = [(str(layer), os.fspath(path)) for layer, path in (dump or {}).items()]
     if locality is not None:
-        cfg["locality"] = bool(locality)
+        cfg["locality"] = _flag("locality", locality)
+    skip_invalid = _flag("skip_invalid", skip_invalid)
+    for name, value in (("format", format), ("mapping", mapping)):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{name}: expected a string, got {value!r}")
     from iostack._errors import python_errors
 
     with python_errors():

@@ -7,6 +7,7 @@
 use clap::{Parser, Subcommand};
 
 mod commands;
+mod interrupt;
 pub mod output;
 
 pub use output::Output;
@@ -68,6 +69,7 @@ where
         }
     };
     let out = Output::stdout();
+    let _signals = interrupt::install();
     let result = match cli.command {
         Command::Sim(a) => commands::sim::run(a, &out),
         Command::Policies(a) => commands::policies::run(a, &out),

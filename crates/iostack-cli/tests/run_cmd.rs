@@ -1,5 +1,7 @@
 //! `iostack run`, as a user runs it: results, config echo and re-run, dumps, errors.
 
+mod common;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -85,26 +87,9 @@ fn errors_name_the_option_and_create_nothing() {
 
 /// `iostack run -` with `input` on standard input.
 fn run_stdin(args: &[&str], input: &[u8], dir: &Path) -> Output {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iostack"))
-        .args(["run", "-"])
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    // Written from another thread: the command reads while it writes its own output.
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let o = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    o
+    let mut all = vec!["run", "-"];
+    all.extend_from_slice(args);
+    common::piped(&all, dir, input)
 }
 
 #[test]

@@ -24,8 +24,10 @@ mod sweep;
 mod timed;
 
 /// Runs the `iostack` command line with `argv` (program name first); returns the exit code.
+/// Arguments are OS strings (Python's file-system encoding, with its surrogate escapes), so a
+/// file name that is not UTF-8 reaches the command line as the bytes it is.
 #[pyfunction]
-fn main(py: Python<'_>, argv: Vec<String>) -> i32 {
+fn main(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> i32 {
     py.allow_threads(|| iostack_cli::run(argv))
 }
 

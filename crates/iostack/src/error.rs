@@ -14,6 +14,9 @@ pub enum Location {
     Line(u64),
     /// 1-based record number of a binary trace.
     Record(u64),
+    /// 1-based number of a request among those the reader returned (checks made after parsing,
+    /// where the line is no longer known).
+    Request(u64),
     /// The file as a whole (open failure, empty trace, undetectable format).
     File,
 }
@@ -23,6 +26,7 @@ impl fmt::Display for Location {
         match self {
             Location::Line(n) => write!(f, "line {n}"),
             Location::Record(n) => write!(f, "record {n}"),
+            Location::Request(n) => write!(f, "request {n}"),
             Location::File => Ok(()),
         }
     }

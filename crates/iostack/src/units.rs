@@ -86,8 +86,27 @@ impl std::fmt::Display for Size {
     }
 }
 
-/// Parses a duration with its unit (`9.5ms`, `120us`, `3s`, `250ns`), in nanoseconds as f64. A
-/// bare number is an error naming `option`: it could be any unit.
+/// Longest duration an option takes: one day. Simulated clocks add durations to request times
+/// (at most [`crate::trace::parse::MAX_TIME_NS`]), and bounding both keeps every sum far from
+/// wrapping.
+pub const MAX_DURATION_NS: u64 = 86_400 * 1_000_000_000;
+
+/// Longest duration spent on every request (a think time, a device's fixed cost): 10 s. These
+/// add up once per request, and 10 s keeps a run of 10^9 requests far below 2^64 ns.
+pub const MAX_PER_REQUEST_NS: u64 = 10 * 1_000_000_000;
+
+/// [`parse_duration_ns`] for a duration spent on every request: at most [`MAX_PER_REQUEST_NS`].
+pub fn parse_per_request_ns(option: &str, text: &str) -> Result<u64, ConfigError> {
+    let ns = parse_duration_ns(option, text)?;
+    if ns > MAX_PER_REQUEST_NS {
+        return Err(ConfigError::new(option, format!("`{text}` is more than the 10 s allowed per request")));
+    }
+    Ok(ns)
+}
+
+/// Parses a duration with its unit (`9.5ms`, `120us`, `3s`, `250ns`), in nanoseconds as f64, at
+/// most [`MAX_DURATION_NS`] (one day). A bare number is an error naming `option`: it could be any
+/// unit.
 pub fn parse_duration(option: &str, text: &str) -> Result<f64, ConfigError> {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
@@ -102,19 +121,19 @@ pub fn parse_duration(option: &str, text: &str) -> Result<f64, ConfigError> {
             return Err(ConfigError::new(option, format!("unknown time unit `{other}` in `{text}` (valid: ns, us, ms, s)")))
         }
     };
-    match num.parse::<f64>() {
-        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x * mult),
-        _ => Err(ConfigError::new(option, format!("`{text}` is not a duration (expected e.g. 9.5ms)"))),
+    let x: f64 = num
+        .parse()
+        .map_err(|_| ConfigError::new(option, format!("`{text}` is not a duration (expected e.g. 9.5ms)")))?;
+    let ns = x * mult;
+    if !ns.is_finite() || ns < 0.0 || ns.round() > MAX_DURATION_NS as f64 {
+        return Err(ConfigError::new(option, format!("`{text}` is out of range (0 to 1 day)")));
     }
+    Ok(ns)
 }
 
 /// Parses a duration with its unit (see [`parse_duration`]), in whole nanoseconds.
 pub fn parse_duration_ns(option: &str, text: &str) -> Result<u64, ConfigError> {
-    let ns = parse_duration(option, text)?.round();
-    if ns > u64::MAX as f64 {
-        return Err(ConfigError::new(option, format!("`{text}` is out of range")));
-    }
-    Ok(ns as u64)
+    Ok(parse_duration(option, text)?.round() as u64)
 }
 
 #[cfg(test)]
@@ -142,5 +161,9 @@ mod tests {
         // A bare number could be any unit: an error naming the option.
         let e = parse_duration_ns("--think", "7").unwrap_err().to_string();
         assert!(e.contains("--think") && e.contains("needs a time unit"), "{e}");
+        assert!(parse_duration_ns("d", "18446744073709551615s").unwrap_err().to_string().contains("out of range"));
+        assert!(parse_duration_ns("d", "1e400s").is_err());
+        assert_eq!(parse_duration_ns("d", "86400s").unwrap(), MAX_DURATION_NS);
+        assert!(parse_per_request_ns("d", "11s").is_err());
     }
 }

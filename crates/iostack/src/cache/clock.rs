@@ -24,7 +24,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     aliases: &["second-chance"],
     summary: "CLOCK / second chance with an n-bit reference counter (bits=1)",
     build: |capacity, params: &mut Params| -> Result<Box<dyn Policy>, ConfigError> {
-        let bits = params.u64("bits", 1)?;
+        let bits = params.u64_in("bits", 1, 1, 32)?;
         if !(1..=8).contains(&bits) {
             return Err(ConfigError::new("clock.bits", format!("{bits} is out of range; the counter has 1 to 8 bits")));
         }

@@ -111,9 +111,9 @@ impl TwoListConfig {
     /// Reads `ratio`, `page` and `shadows`.
     pub fn from_params(params: &mut Params) -> Result<TwoListConfig, ConfigError> {
         let d = TwoListConfig::default();
-        let ratio = params.u64("ratio", d.ratio)?;
-        let page_bytes = params.u64("page", d.page_bytes)?;
-        let shadows = params.f64("shadows", d.shadows)?;
+        let ratio = params.u64_in("ratio", d.ratio, 0, 1000)?;
+        let page_bytes = params.u64_in("page", d.page_bytes, 1, 1 << 30)?;
+        let shadows = params.f64_in("shadows", d.shadows, 0.0, 64.0)?;
         if page_bytes == 0 {
             return Err(ConfigError::new("linux.page", "the page size must be at least 1 byte"));
         }

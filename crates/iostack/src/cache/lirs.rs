@@ -55,7 +55,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     aliases: &[],
     summary: "LIRS: low inter-reference recency set (Jiang and Zhang, SIGMETRICS'02)",
     build: |capacity, params: &mut Params| -> Result<Box<dyn Policy>, ConfigError> {
-        let hir = params.f64("hir", 0.01)?;
+        let hir = params.f64_in("hir", 0.01, 0.0, 1.0)?;
         if !(hir > 0.0 && hir < 1.0) {
             return Err(ConfigError::new("lirs.hir", format!("the resident HIR share must be in (0, 1), got {hir}")));
         }

@@ -102,6 +102,24 @@ impl Params {
         }
     }
 
+    /// A whole-number parameter within `lo..=hi` (its documented range).
+    pub fn u64_in(&mut self, key: &str, default: u64, lo: u64, hi: u64) -> Result<u64, ConfigError> {
+        let v = self.u64(key, default)?;
+        if v < lo || v > hi {
+            return Err(self.err(key, format!("{v} is out of range ({lo} to {hi})")));
+        }
+        Ok(v)
+    }
+
+    /// A number parameter within `lo..=hi` (NaN is never in range).
+    pub fn f64_in(&mut self, key: &str, default: f64, lo: f64, hi: f64) -> Result<f64, ConfigError> {
+        let v = self.f64(key, default)?;
+        if !(lo..=hi).contains(&v) {
+            return Err(self.err(key, format!("{v} is out of range ({lo} to {hi})")));
+        }
+        Ok(v)
+    }
+
     /// A string parameter that must be one of `valid`.
     pub fn choice(&mut self, key: &str, default: &'static str, valid: &[&'static str]) -> Result<&'static str, ConfigError> {
         let given = self.take(key);

@@ -45,9 +45,9 @@ pub const INFO: PolicyInfo = PolicyInfo {
     aliases: &["s3-fifo"],
     summary: "S3-FIFO: small FIFO + main 2-bit CLOCK FIFO + ghost FIFO (SOSP'23; libCacheSim's variant)",
     build: |capacity, params: &mut Params| -> Result<Box<dyn Policy>, ConfigError> {
-        let small = params.f64("small", 0.1)?;
-        let ghost = params.f64("ghost", 0.9)?;
-        let threshold = params.u64("threshold", 2)?;
+        let small = params.f64_in("small", 0.1, 0.0, 1.0)?;
+        let ghost = params.f64_in("ghost", 0.9, 0.0, 10.0)?;
+        let threshold = params.u64_in("threshold", 2, 1, 255)?;
         if !(small > 0.0 && small < 1.0) {
             return Err(ConfigError::new("s3fifo.small", format!("the small queue share must be in (0, 1), got {small}")));
         }

@@ -33,7 +33,7 @@ pub const INFO: PolicyInfo = PolicyInfo {
     aliases: &[],
     summary: "segmented LRU, equal segments (segments=4)",
     build: |capacity, params: &mut Params| -> Result<Box<dyn Policy>, ConfigError> {
-        let segments = params.u64("segments", 4)?;
+        let segments = params.u64_in("segments", 4, 1, 64)?;
         if !(1..=16).contains(&segments) {
             return Err(ConfigError::new("slru.segments", format!("{segments} is out of range; SLRU has 1 to 16 segments")));
         }

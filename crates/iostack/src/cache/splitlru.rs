@@ -31,8 +31,8 @@ use super::{Access, Evicted, Key, Origin, Params, Policy, PolicyInfo};
 use crate::error::ConfigError;
 
 fn build_split(capacity: u64, params: &mut Params, up: u64, down: u64) -> Result<Box<dyn Policy>, ConfigError> {
-    let up = params.u64("up", up)?;
-    let down = params.u64("down", down)?;
+    let up = params.u64_in("up", up, 0, 1 << 20)?;
+    let down = params.u64_in("down", down, 0, 1 << 20)?;
     if up == 0 && down == 0 {
         return Err(ConfigError::new("splitlru.up", "the Up:Down ratio needs a non-zero part"));
     }

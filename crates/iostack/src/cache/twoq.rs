@@ -37,8 +37,8 @@ pub const INFO: PolicyInfo = PolicyInfo {
     aliases: &["twoq"],
     summary: "2Q: A1in FIFO + A1out ghost FIFO + Am LRU (Johnson and Shasha, VLDB'94)",
     build: |capacity, params: &mut Params| -> Result<Box<dyn Policy>, ConfigError> {
-        let kin = params.f64("kin", 0.25)?;
-        let kout = params.f64("kout", 0.5)?;
+        let kin = params.f64_in("kin", 0.25, 0.0, 1.0)?;
+        let kout = params.f64_in("kout", 0.5, 0.0, 10.0)?;
         if !(kin > 0.0 && kin < 1.0) {
             return Err(ConfigError::new("2q.kin", format!("the A1in share must be in (0, 1), got {kin}")));
         }

@@ -844,22 +844,23 @@ impl Hdd {
     /// Builds the drive, deriving geometry and fitting the seek curve.
     pub fn new(p: HddParams) -> Result<Hdd, ConfigError> {
         let bad = |k: &str, m: String| ConfigError::new(format!("hdd.{k}"), m);
-        if p.rpm <= 0.0 {
-            return Err(bad("rpm", "must be positive".into()));
+        // Documented ranges (docs/devices.md): wide around every drive built, narrow enough that
+        // the geometry tables stay small and no arithmetic overflows.
+        super::check_range("hdd.rpm", p.rpm, 1000.0, 30_000.0)?;
+        super::check_range("hdd.rate_outer", p.rate_outer_mbs, 0.001, 10_000.0)?;
+        super::check_range("hdd.rate_inner", p.rate_inner_mbs, 0.001, 10_000.0)?;
+        super::check_range("hdd.interface", p.interface_mbs, 0.001, 100_000.0)?;
+        super::check_range("hdd.surfaces", p.surfaces as f64, 1.0, 256.0)?;
+        super::check_range("hdd.zones", p.zones as f64, 1.0, 1024.0)?;
+        super::check_range("hdd.capacity", p.capacity_bytes as f64, SECTOR as f64, super::MAX_CAPACITY_BYTES as f64)?;
+        super::check_range("hdd.cache_size", p.cache_bytes as f64, 0.0, (1u64 << 30) as f64)?;
+        if p.cache {
+            super::check_range("hdd.segments", p.segments as f64, 1.0, 1024.0)?;
         }
-        if p.surfaces == 0 || p.zones == 0 {
-            return Err(bad("surfaces", "surfaces and zones must be at least 1".into()));
-        }
-        if p.rate_outer_mbs <= 0.0 || p.rate_inner_mbs <= 0.0 || p.rate_inner_mbs > p.rate_outer_mbs {
+        if p.rate_inner_mbs > p.rate_outer_mbs {
             return Err(bad("rate_inner", "media rates must be positive, inner at most outer".into()));
         }
-        if p.interface_mbs <= 0.0 {
-            return Err(bad("interface", "must be positive".into()));
-        }
         let capacity = p.capacity_bytes / SECTOR;
-        if capacity == 0 {
-            return Err(bad("capacity", "must be at least one sector".into()));
-        }
         if p.cache && (p.segments == 0 || p.cache_bytes / p.segments as u64 / SECTOR == 0) {
             return Err(bad("segments", "each segment must hold at least one sector".into()));
         }

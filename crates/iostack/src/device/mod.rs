@@ -258,7 +258,27 @@ impl Spec {
     }
 }
 
-pub use crate::units::parse_duration;
+/// Largest device a model takes: 1 PiB.
+pub const MAX_CAPACITY_BYTES: u64 = 1 << 50;
+
+/// A device parameter within its documented range (NaN never is).
+pub(crate) fn check_range(option: &str, v: f64, lo: f64, hi: f64) -> Result<(), ConfigError> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(ConfigError::new(option, format!("{v} is out of range ({lo} to {hi})")))
+    }
+}
+
+/// Parses a device duration, which must carry a unit (`9.5ms`, `120us`, `1s`, `800ns`) and is
+/// spent on every request, so at most [`crate::units::MAX_PER_REQUEST_NS`]; nanoseconds as f64.
+pub fn parse_duration(option: &str, text: &str) -> Result<f64, ConfigError> {
+    let ns = crate::units::parse_duration(option, text)?;
+    if ns > crate::units::MAX_PER_REQUEST_NS as f64 {
+        return Err(ConfigError::new(option, format!("`{text}` is more than the 10 s allowed per request")));
+    }
+    Ok(ns)
+}
 
 /// Round a model's internal f64 time (ns) to the u64 the trait returns, never before `floor`.
 #[inline]

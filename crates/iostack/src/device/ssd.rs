@@ -100,7 +100,9 @@ impl Ssd {
         let mut p = s.preset_params("ssd", PRESETS)?;
         p.capacity_bytes = s.bytes("capacity", p.capacity_bytes)?;
         p.page_bytes = s.bytes("page", p.page_bytes)?;
-        p.channels = s.u64("channels", p.channels as u64)?.min(4096) as u32;
+        let channels = s.u64("channels", p.channels as u64)?;
+        super::check_range("ssd.channels", channels as f64, 1.0, 4096.0)?;
+        p.channels = channels as u32;
         p.read_us = s.duration_ns("read", p.read_us * 1e3)? / 1e3;
         p.program_us = s.duration_ns("program", p.program_us * 1e3)? / 1e3;
         p.write_ack_us = s.duration_ns("write_ack", p.write_ack_us * 1e3)? / 1e3;
@@ -112,6 +114,10 @@ impl Ssd {
     }
 
     pub fn new(p: SsdParams) -> Result<Ssd, ConfigError> {
+        super::check_range("ssd.page", p.page_bytes as f64, SECTOR as f64, (1u64 << 20) as f64)?;
+        super::check_range("ssd.interface", p.interface_mbs, 0.001, 100_000.0)?;
+        super::check_range("ssd.capacity", p.capacity_bytes as f64, SECTOR as f64, super::MAX_CAPACITY_BYTES as f64)?;
+        super::check_range("ssd.buffer", p.buffer_bytes as f64, 0.0, (1u64 << 30) as f64)?;
         if p.page_bytes < SECTOR || p.page_bytes % SECTOR != 0 {
             return Err(ConfigError::new("ssd.page", "must be a multiple of 512 bytes"));
         }

@@ -36,6 +36,7 @@ pub use crate::engine::footprint::CacheSize;
 use crate::engine::footprint::FootprintCounter;
 use crate::error::{ConfigError, Error, TraceError};
 use crate::units::Size;
+use crate::trace::devices::{object_key, DenseDevices, DeviceTable, KeySpace};
 use crate::trace::{read_all, Format, ReaderOptions, Request, TraceReader};
 
 /// How requests map to cache entries.
@@ -91,6 +92,14 @@ impl Mode {
             return Err(ConfigError::new("--cache", format!("`{text}`: the cache size must be at least 1")));
         }
         Ok(cap)
+    }
+
+    /// What keys are made of in this mode (see [`DenseDevices`]).
+    pub fn key_space(&self) -> KeySpace {
+        match *self {
+            Mode::Object { .. } => KeySpace::Offsets,
+            Mode::Block { page_size } => KeySpace::Blocks(page_size),
+        }
     }
 
     fn check(&self) -> Result<(), ConfigError> {
@@ -322,7 +331,7 @@ impl SimRun {
             let vtime = vtime + i as u64;
             let next_access = future.map_or(u64::MAX, |f| f.get(vtime as usize).copied().unwrap_or(u64::MAX));
             let size = if unit_size { 1 } else { r.length };
-            Access { key: r.offset, size, op: Some(r.op), pid: r.pid, time_ns: r.time_ns, vtime, next_access, ..Default::default() }
+            Access { key: object_key(r), size, op: Some(r.op), pid: r.pid, time_ns: r.time_ns, vtime, next_access, ..Default::default() }
         }));
         self.hits.clear();
         self.hits.resize(chunk.len(), false);
@@ -347,7 +356,7 @@ impl SimRun {
         c.bytes += r.length;
         let size = if unit_size { 1 } else { r.length };
         c.larger_than_cache += (size > self.capacity) as u64;
-        let a = Access { key: r.offset, size, op: Some(r.op), pid: r.pid, time_ns: r.time_ns, vtime: self.vtime, next_access, ..Default::default() };
+        let a = Access { key: object_key(r), size, op: Some(r.op), pid: r.pid, time_ns: r.time_ns, vtime: self.vtime, next_access, ..Default::default() };
         self.vtime += 1;
         if self.policy.get(&a) {
             c.hits += 1;
@@ -383,6 +392,7 @@ impl SimRun {
 /// reference's next use; the others stream.
 pub fn simulate(reader: &mut dyn TraceReader, policy_spec: &str, capacity: u64, mode: Mode) -> Result<SimCounts, Error> {
     let mut run = SimRun::new(policy_spec, capacity, mode)?;
+    let reader = &mut DenseDevices::new(reader, &DeviceTable::new(), mode.key_space());
     if run.needs_future() {
         let requests = read_all(reader)?;
         run.set_future(next_use_positions(&reference_keys(&requests, mode)));
@@ -411,7 +421,7 @@ pub fn reference_keys(requests: &[Request], mode: Mode) -> Vec<Key> {
 
 fn append_reference_keys(keys: &mut Vec<Key>, requests: &[Request], mode: Mode) {
     match mode {
-        Mode::Object { .. } => keys.extend(requests.iter().map(|r| r.offset)),
+        Mode::Object { .. } => keys.extend(requests.iter().map(object_key)),
         Mode::Block { page_size } => {
             for r in requests {
                 let (first, end) = r.block_range(page_size);
@@ -501,39 +511,54 @@ impl TraceSource for MemoryTrace {
 }
 
 /// A trace file, opened with [`crate::trace::open`] (format given or detected).
+///
+/// The file is opened (and its format detected) once, by [`FileTrace::new`], and that reader is
+/// the one the first [`TraceSource::open`] returns, so standard input (`-`), which can be read
+/// only once, loses nothing to detection. A second pass (policies that need the future) opens
+/// a file again; on standard input it is an error saying so.
 pub struct FileTrace {
     pub path: PathBuf,
+    /// The format given, if any (a second opening detects it again the same way otherwise).
     pub format: Option<Format>,
     pub options: ReaderOptions,
+    /// The format used: the one given or the one detected.
+    used: Format,
+    opened: std::sync::Mutex<Option<Box<dyn TraceReader>>>,
 }
 
 impl FileTrace {
-    /// Checks that the file can be opened (and its format detected) before any work starts.
+    /// Opens the file and detects its format before any work starts.
     pub fn new(path: impl Into<PathBuf>, format: Option<Format>, options: ReaderOptions) -> Result<FileTrace, TraceError> {
         let path = path.into();
-        let format = match format {
-            Some(f) => Some(f),
-            None => {
-                crate::trace::detect_format(&path)?;
-                None
-            }
-        };
-        Ok(FileTrace { path, format, options })
+        let (reader, used) = crate::trace::open_with_format(&path, format, &options)?;
+        Ok(FileTrace { path, format, options, used, opened: std::sync::Mutex::new(Some(reader)) })
+    }
+
+    fn is_stdin(&self) -> bool {
+        self.path == std::path::Path::new("-")
     }
 }
 
 impl TraceSource for FileTrace {
     fn open(&self) -> Result<Box<dyn TraceReader>, Error> {
+        if let Some(r) = self.opened.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return Ok(r);
+        }
+        if self.is_stdin() {
+            return Err(TraceError::file(
+                &self.path,
+                "this run needs two passes over the trace (a policy that looks into the future, such as belady, \
+                 first learns every reference's next use), and standard input can be read only once: give the trace as a file",
+            )
+            .into());
+        }
         Ok(crate::trace::open(&self.path, self.format, &self.options)?)
     }
     fn name(&self) -> String {
         self.path.display().to_string()
     }
     fn format(&self) -> String {
-        match self.format {
-            Some(f) => f.name().to_string(),
-            None => crate::trace::detect_format(&self.path).map(|f| f.name().to_string()).unwrap_or_default(),
-        }
+        self.used.name().to_string()
     }
 }
 
@@ -700,7 +725,9 @@ pub fn sweep_pairs(
     let relative = sizes.iter().any(|(_, s)| s.is_relative());
     let (mut footprint, mut next_use) = (None, None);
     if relative || future {
-        let mut reader = source.open()?;
+        // Devices numbered densely in first-seen order, as the sweep's own passes number them,
+        // so that keys (and the next-use table) are the same.
+        let mut reader = DenseDevices::new(source.open()?, &DeviceTable::new(), cfg.mode.key_space());
         let mut counter = relative.then(|| FootprintCounter::new(cfg.mode));
         let mut keys = Vec::new();
         let mut buf = Vec::with_capacity(1 << 14);
@@ -816,12 +843,15 @@ pub fn sweep_with(
         }
     }
 
+    // Devices are numbered densely (keys hold 16 bits of device), the same way in both passes.
+    let devices = DeviceTable::new();
+    let open = || -> Result<DenseDevices<Box<dyn TraceReader>>, Error> { Ok(DenseDevices::new(source.open()?, &devices, cfg.mode.key_space())) };
     if sims.iter().any(|s| s.policy().needs_future()) {
         let next = match next_use {
             Some(n) => n,
             None => {
-                let mut reader = source.open()?;
-                let keys = trace_reference_keys(&mut *reader, cfg.mode)?;
+                let mut reader = open()?;
+                let keys = trace_reference_keys(&mut reader, cfg.mode)?;
                 Arc::new(next_use_positions(&keys))
             }
         };
@@ -830,7 +860,7 @@ pub fn sweep_with(
         }
     }
 
-    let mut reader = source.open()?;
+    let mut reader = open()?;
     let threads = if cfg.threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { cfg.threads };
     let workers = threads.clamp(1, sims.len());
     // Worker w owns runs w, w + workers, ...: a fixed assignment, so that which thread runs what

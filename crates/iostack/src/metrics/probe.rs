@@ -34,6 +34,7 @@ use super::block_distance::BlockDistance;
 use super::series::{IntervalSpec, Series, SeriesReport};
 use super::stack_distance::{FirstReference, StackDistance};
 use crate::cache::block_key;
+use crate::trace::devices::object_key;
 use crate::trace::Request;
 
 /// The unit references are counted in.
@@ -168,7 +169,7 @@ impl LocalityProbe {
                 self.bytes += r.length;
                 self.series.begin_request(r.time_ns);
                 let bd = self.block.access(r.device, r.offset / FILE_POSITION_UNIT);
-                let d = self.reference(r.offset, bd);
+                let d = self.reference(object_key(r), bd);
                 return RequestLocality { references: 1, max_stack_distance: d };
             }
             Granularity::File => match r.file {
@@ -235,7 +236,7 @@ impl LocalityProbe {
     pub fn prefetch(&self, r: &Request) {
         let key = match self.config.granularity {
             Granularity::Bytes(unit) => block_key(r.device, r.offset / unit),
-            Granularity::Object => r.offset,
+            Granularity::Object => object_key(r),
             Granularity::File => match r.file {
                 Some(f) => f.id,
                 None => return,

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::characterise::{Characterisation, Characteriser};
 use super::affinity::{log2_bucket, log2_buckets, Affinity, Bucket, DistanceDistribution};
 use super::mrc::{MissRatioCurve, MrcPoint};
+use crate::trace::devices::{DenseDevices, DeviceTable, KeySpace};
 use super::probe::{Granularity, LocalityProbe, LocalityReport, ProbeConfig};
 use super::series::IntervalSpec;
 use super::stack_distance::FirstReference;
@@ -289,7 +290,14 @@ const PREFETCH_DISTANCE: usize = 8;
 
 /// Analyses a whole trace.
 pub fn analyze(reader: &mut dyn TraceReader, config: AnalysisConfig) -> Result<AnalysisReport, Error> {
+    let granularity = config.granularity;
     let mut a = WorkloadAnalyzer::new(config)?;
+    // Keys hold a 16-bit device number: devices are numbered densely in the order they appear.
+    let space = match granularity {
+        Granularity::Bytes(unit) => KeySpace::Blocks(unit),
+        Granularity::Object | Granularity::File => KeySpace::Offsets,
+    };
+    let reader = &mut DenseDevices::new(reader, &DeviceTable::new(), space);
     let mut buf = Vec::with_capacity(1 << 14);
     loop {
         buf.clear();

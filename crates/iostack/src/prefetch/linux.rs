@@ -19,6 +19,7 @@
 //! counts pages) and `io` (the device's optimal I/O size, `max_sectors_kb`, default equal to
 //! `max`).
 
+use crate::error::ConfigError;
 use super::readahead::{FileRaState, PageLookup, Readahead, Window, DEFAULT_RA_PAGES};
 use super::{BlockPresence, DemandAccess, Fetch, FileView, Prefetcher, PrefetcherInfo};
 
@@ -29,7 +30,13 @@ pub const INFO: PrefetcherInfo = PrefetcherInfo {
     build: |spec, page| {
         let max_bytes = spec.size_bytes("max", DEFAULT_RA_PAGES * 4096, page)?;
         let ra_pages = max_bytes / page;
-        let io_pages = spec.size_bytes("io", ra_pages * page, page)? / page;
+        let io_bytes = spec.size_bytes("io", ra_pages * page, page)?;
+        for (key, bytes) in [("max", max_bytes), ("io", io_bytes)] {
+            if bytes > super::MAX_READAHEAD_BYTES {
+                return Err(ConfigError::new(format!("--prefetch linux.{key}"), format!("{bytes} bytes is more than the 64 MiB a readahead window may have")));
+            }
+        }
+        let io_pages = io_bytes / page;
         Ok(Box::new(LinuxReadahead::new(Readahead::new(ra_pages).with_io_pages(io_pages))))
     },
 };

@@ -17,6 +17,14 @@
 use crate::error::ConfigError;
 use crate::sched::ComponentSpec;
 
+/// Largest prefetch degree (blocks per prefetch) of the fixed-degree prefetchers (`pm`, `pa`,
+/// `pmlast`): 4096 blocks, 16 MiB of 4 KiB pages, far beyond any studied setting; more makes every
+/// miss read gigabytes.
+pub const MAX_DEGREE: u64 = 4096;
+
+/// Largest Linux readahead window (`linux:max`, `linux:io`): 64 MiB.
+pub const MAX_READAHEAD_BYTES: u64 = 64 << 20;
+
 pub mod linux;
 pub mod none;
 pub mod obl;

@@ -7,13 +7,14 @@
 //! with a trigger block is the `linux` prefetcher.) Fetches stop at the end of the file when its
 //! size is known. Default degree 1.
 
+use super::MAX_DEGREE;
 use super::{next_blocks, BlockPresence, DemandAccess, Fetch, Prefetcher, PrefetcherInfo};
 
 pub const INFO: PrefetcherInfo = PrefetcherInfo {
     name: "pa",
     aliases: &["prefetch-always"],
     summary: "prefetch always: every access to b fetches b+1..b+N (pa:N, default 1)",
-    build: |spec, _page| Ok(Box::new(PrefetchAlways { degree: spec.u64("degree", 1, 1)? })),
+    build: |spec, _page| Ok(Box::new(PrefetchAlways { degree: spec.u64("degree", 1, 1, MAX_DEGREE)? })),
 };
 
 pub struct PrefetchAlways {

@@ -8,13 +8,14 @@
 //! "PM piggybacks prefetch requests onto missed requests"). Hits never prefetch. Fetches stop at
 //! the end of the file when its size is known. Default degree 1 (the paper's PM example).
 
+use super::MAX_DEGREE;
 use super::{next_blocks, BlockPresence, DemandAccess, Fetch, FileView, Prefetcher, PrefetcherInfo};
 
 pub const INFO: PrefetcherInfo = PrefetcherInfo {
     name: "pm",
     aliases: &["prefetch-on-miss"],
     summary: "prefetch on miss: a miss of b fetches b+1..b+N (pm:N, default 1)",
-    build: |spec, _page| Ok(Box::new(PrefetchOnMiss { degree: spec.u64("degree", 1, 1)? })),
+    build: |spec, _page| Ok(Box::new(PrefetchOnMiss { degree: spec.u64("degree", 1, 1, MAX_DEGREE)? })),
 };
 
 pub struct PrefetchOnMiss {

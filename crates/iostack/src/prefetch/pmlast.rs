@@ -10,13 +10,14 @@
 //! already cached are skipped by the engine. Fetches stop at the end of the file when its size
 //! is known. Default degree 2 (the paper's).
 
+use super::MAX_DEGREE;
 use super::{next_blocks, BlockPresence, DemandAccess, Fetch, Prefetcher, PrefetcherInfo};
 
 pub const INFO: PrefetcherInfo = PrefetcherInfo {
     name: "pmlast",
     aliases: &["prefetch-miss-last-hit"],
     summary: "prefetch on miss and on a hit to a stream's last cached block: b+1..b+N (pmlast:N, default 2)",
-    build: |spec, _page| Ok(Box::new(PrefetchMissOrLastHit { degree: spec.u64("degree", 2, 1)? })),
+    build: |spec, _page| Ok(Box::new(PrefetchMissOrLastHit { degree: spec.u64("degree", 2, 1, MAX_DEGREE)? })),
 };
 
 pub struct PrefetchMissOrLastHit {

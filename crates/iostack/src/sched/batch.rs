@@ -15,7 +15,7 @@ pub const INFO: SchedInfo = SchedInfo {
     name: "batch",
     aliases: &[],
     summary: "ACFS batches of B requests served in block order (batch:B, default 16)",
-    build: |limits: SchedLimits, spec| Ok(Box::new(Batch::new(limits, spec.u64("b", 16, 1)? as usize))),
+    build: |limits: SchedLimits, spec| Ok(Box::new(Batch::new(limits, spec.u64("b", 16, 1, 1 << 20)? as usize))),
 };
 
 pub struct Batch {

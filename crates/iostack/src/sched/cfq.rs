@@ -69,15 +69,15 @@ pub const INFO: SchedInfo = SchedInfo {
     build: |limits: SchedLimits, spec| {
         let d = CfqParams::default();
         let p = CfqParams {
-            quantum: spec.u64("quantum", d.quantum as u64, 1)?.min(u32::MAX as u64) as u32,
+            quantum: spec.u64("quantum", d.quantum as u64, 1, 65_536)? as u32,
             fifo_expire_sync: spec.duration_ns("fifo_expire_sync", d.fifo_expire_sync)?,
             fifo_expire_async: spec.duration_ns("fifo_expire_async", d.fifo_expire_async)?,
             slice_sync: spec.duration_ns("slice_sync", d.slice_sync)?,
             slice_async: spec.duration_ns("slice_async", d.slice_async)?,
-            slice_async_rq: spec.u64("slice_async_rq", d.slice_async_rq as u64, 1)?.min(u32::MAX as u64 / 8) as u32,
+            slice_async_rq: spec.u64("slice_async_rq", d.slice_async_rq as u64, 1, 65_536)? as u32,
             slice_idle: spec.duration_ns("slice_idle", d.slice_idle)?,
             back_seek_max: spec.size_bytes("back_seek_max", d.back_seek_max, 1024)?,
-            back_seek_penalty: spec.u64("back_seek_penalty", d.back_seek_penalty, 1)?,
+            back_seek_penalty: spec.u64("back_seek_penalty", d.back_seek_penalty, 1, 1024)?,
         };
         for (key, v) in [("slice_sync", p.slice_sync), ("slice_async", p.slice_async)] {
             if v == 0 {

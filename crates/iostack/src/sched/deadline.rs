@@ -21,8 +21,8 @@ pub const INFO: SchedInfo = SchedInfo {
             limits,
             spec.duration_ns("read_expire", 500_000_000)?,
             spec.duration_ns("write_expire", 5_000_000_000)?,
-            spec.u64("fifo_batch", 16, 1)? as u32,
-            spec.u64("writes_starved", 2, 0)? as u32,
+            spec.u64("fifo_batch", 16, 1, 1 << 20)? as u32,
+            spec.u64("writes_starved", 2, 0, 1 << 20)? as u32,
         )))
     },
 };

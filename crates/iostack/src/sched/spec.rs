@@ -63,13 +63,13 @@ impl ComponentSpec {
         self.take(key).map(|v| v.to_ascii_lowercase())
     }
 
-    /// A whole-number parameter of at least `min`.
-    pub fn u64(&mut self, key: &str, default: u64, min: u64) -> Result<u64, ConfigError> {
+    /// A whole-number parameter within `min..=max` (its documented range).
+    pub fn u64(&mut self, key: &str, default: u64, min: u64, max: u64) -> Result<u64, ConfigError> {
         match self.take(key) {
             None => Ok(default),
             Some(v) => match v.parse::<u64>() {
-                Ok(n) if n >= min => Ok(n),
-                Ok(_) => Err(self.err(key, format!("`{v}` is below the minimum {min}"))),
+                Ok(n) if (min..=max).contains(&n) => Ok(n),
+                Ok(_) => Err(self.err(key, format!("`{v}` is out of range ({min} to {max})"))),
                 Err(_) => Err(self.err(key, format!("`{v}` is not a whole number"))),
             },
         }
@@ -120,7 +120,7 @@ mod tests {
     fn parses_positional_and_named() {
         let mut s = ComponentSpec::parse("--sched", "batch:8", &[("batch", "b")]).unwrap();
         assert_eq!(s.name, "batch");
-        assert_eq!(s.u64("b", 16, 1).unwrap(), 8);
+        assert_eq!(s.u64("b", 16, 1, 100).unwrap(), 8);
         s.finish().unwrap();
         let mut s = ComponentSpec::parse("--sched", "Deadline:read_expire=100ms", &[]).unwrap();
         assert_eq!(s.duration_ns("read_expire", 0).unwrap(), 100_000_000);

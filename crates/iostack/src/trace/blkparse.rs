@@ -12,14 +12,15 @@
 //! asked, before the stack changed it), D (what the disk was asked) or C. Lines of other actions,
 //! events that move no data (RWBS without R or W: flushes, discards), `m` message lines and the
 //! per-CPU and total summaries blkparse prints at the end are passed over; a line of the chosen
-//! action whose fields are malformed is an error.
+//! action whose fields are malformed (device, cpu, sequence, time, pid, a sector without `+ nsectors`)
+//! is an error naming the line and field, or is counted and skipped with `--skip-invalid`.
 //!
 //! Mapping: time = sec.nsec (already relative to the start of tracing) in ns; device =
 //! `major << 20 | minor` (the kernel's dev_t encoding); pid from the line; op from RWBS;
 //! offset = sector * 512; length = nsectors * 512. The process name is not kept (requests carry
 //! the pid).
 
-use super::parse::{parse_scaled, parse_u64, sectors_to_bytes, split_ws, FieldError, LineParser};
+use super::parse::{parse_scaled, parse_u64, sectors_to_bytes, show, split_ws, FieldError, LineParser};
 use super::{BlkparseEvent, Op, Request};
 
 pub struct BlkparseParser {
@@ -37,16 +38,18 @@ impl BlkparseParser {
     }
 }
 
-/// `maj,min` as a dev_t, or `None` when the field is not a device (summary lines).
+/// `maj,min` as a dev_t. `Ok(None)` when the field is not a device at all (no comma: the
+/// per-CPU and total summaries); an error when it looks like one but is malformed.
 #[inline]
-fn device(s: &[u8]) -> Option<u32> {
-    let comma = memchr::memchr(b',', s)?;
-    let maj = parse_u64(&s[..comma])?;
-    let min = parse_u64(&s[comma + 1..])?;
+fn device(s: &[u8]) -> Result<Option<u32>, FieldError> {
+    let Some(comma) = memchr::memchr(b',', s) else { return Ok(None) };
+    let maj = parse_u64(&s[..comma]).ok_or_else(|| FieldError::new("device", format!("`{}` is not major,minor", show(s))))?;
+    let min = parse_u64(&s[comma + 1..]).ok_or_else(|| FieldError::new("device", format!("`{}` is not major,minor", show(s))))?;
+    // dev_t: 12 bits of major, 20 of minor.
     if maj >= 1 << 12 || min >= 1 << 20 {
-        return None;
+        return Err(FieldError::new("device", format!("`{}`: a major below 4096 and a minor below 2^20 expected", show(s))));
     }
-    Some(((maj as u32) << 20) | min as u32)
+    Ok(Some(((maj as u32) << 20) | min as u32))
 }
 
 impl LineParser for BlkparseParser {
@@ -54,13 +57,17 @@ impl LineParser for BlkparseParser {
     fn parse(&mut self, line: &[u8], _line_no: u64) -> Result<Option<Request>, FieldError> {
         let mut f = [&b""[..]; 11];
         let n = split_ws(line, &mut f);
-        // An event line: device, cpu, sequence, time, pid, action, ...
+        // An event line: device, cpu, sequence, time, pid, action, ... Lines of other actions
+        // and summary lines (whose sixth field is never a one-letter action) are passed over.
         if n < 6 || f[5] != [self.action] {
             return Ok(None);
         }
-        let Some(dev) = device(f[0]) else { return Ok(None) };
-        if parse_u64(f[1]).is_none() || parse_u64(f[2]).is_none() {
-            return Ok(None);
+        let Some(dev) = device(f[0])? else { return Ok(None) };
+        if parse_u64(f[1]).is_none() {
+            return Err(FieldError::not_number("cpu", f[1]));
+        }
+        if parse_u64(f[2]).is_none() {
+            return Err(FieldError::not_number("sequence", f[2]));
         }
         if n < 7 {
             return Err(FieldError::missing("rwbs"));
@@ -74,9 +81,17 @@ impl LineParser for BlkparseParser {
             // Flushes (`FN`), discards (`D`) and other events that move no data.
             return Ok(None);
         };
-        if n < 10 || f[8] != b"+" {
-            // E.g. `Q R [proc]` with no sector range (a barrier without data).
+        // An event without a sector range ends with the process name: `Q FWS [jbd2]` (a flush
+        // or barrier carrying no data), `C WS 1950885322 [0]` (a flush's completion: a sector
+        // and no count).
+        if n < 8 || f[7].starts_with(b"[") || (n >= 9 && f[8].starts_with(b"[")) {
             return Ok(None);
+        }
+        if n < 9 || f[8] != b"+" {
+            return Err(FieldError::new("+", format!("`sector + nsectors` expected after the sector, found `{}`", show(f.get(8).copied().filter(|_| n >= 9).unwrap_or(b"")))));
+        }
+        if n < 10 {
+            return Err(FieldError::missing("nsectors"));
         }
         let time_ns = parse_scaled(f[3], 9).ok_or_else(|| FieldError::not_number("time", f[3]))?;
         let pid = parse_u64(f[4]).ok_or_else(|| FieldError::not_number("pid", f[4]))?;

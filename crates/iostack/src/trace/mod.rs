@@ -18,6 +18,7 @@ pub mod background;
 pub mod bin;
 pub mod blkparse;
 pub mod csv;
+pub mod devices;
 pub mod disksim;
 pub mod fiu;
 pub mod format;
@@ -56,7 +57,11 @@ pub fn open_with_format(
     format: Option<Format>,
     options: &ReaderOptions,
 ) -> Result<(Box<dyn TraceReader>, Format), TraceError> {
-    let mut source = Source::open(path)?;
+    open_from(Source::open(path)?, path, format, options)
+}
+
+/// Detects the format of `source` (named `name`) unless given, and opens its reader.
+fn open_from(mut source: Source, name: &Path, format: Option<Format>, options: &ReaderOptions) -> Result<(Box<dyn TraceReader>, Format), TraceError> {
     let detected = match format {
         Some(f) => format::Detected::Format(f),
         // A column mapping only makes sense for generic CSV.
@@ -64,7 +69,7 @@ pub fn open_with_format(
         None => {
             let len = source.known_len();
             let head = source.peek(64 * 1024)?;
-            format::detect(path, head, len)?
+            format::detect(name, head, len)?
         }
     };
     let format = match detected {
@@ -72,6 +77,17 @@ pub fn open_with_format(
         format::Detected::CloudPhysicsCsv => Format::GenericCsv,
     };
     Ok((open_source(source, detected, options)?, format))
+}
+
+/// Like [`open_with_format`] over (uncompressed) bytes already in memory, named `name`
+/// for detection and messages: what the fuzz targets and tests feed every reader through.
+pub fn open_bytes(
+    name: &Path,
+    bytes: Vec<u8>,
+    format: Option<Format>,
+    options: &ReaderOptions,
+) -> Result<(Box<dyn TraceReader>, Format), TraceError> {
+    open_from(Source::from_bytes(name, bytes), name, format, options)
 }
 
 /// The format [`open`] would use for `path` without `--format`.
@@ -409,24 +425,30 @@ pub trait TraceReader: Send {
 }
 
 /// A boxed reader is a reader, so `&mut Box<dyn TraceReader>` can be passed where a reader is
-/// expected.
-impl<R: TraceReader + ?Sized> TraceReader for Box<R> {
-    fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
-        (**self).next_request()
-    }
-    fn read_batch(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
-        (**self).read_batch(buf, max)
-    }
-    fn skipped(&self) -> u64 {
-        (**self).skipped()
-    }
-    fn carries_files(&self) -> bool {
-        (**self).carries_files()
-    }
-    fn path(&self) -> &Path {
-        (**self).path()
-    }
+/// expected; a borrowed reader is one too, so a wrapper such as [`devices::DenseDevices`] can
+/// sit on top of a reader it does not own.
+macro_rules! forwarding_reader {
+    ($($ty:ty),*) => {$(
+        impl<R: TraceReader + ?Sized> TraceReader for $ty {
+            fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
+                (**self).next_request()
+            }
+            fn read_batch(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+                (**self).read_batch(buf, max)
+            }
+            fn skipped(&self) -> u64 {
+                (**self).skipped()
+            }
+            fn carries_files(&self) -> bool {
+                (**self).carries_files()
+            }
+            fn path(&self) -> &Path {
+                (**self).path()
+            }
+        }
+    )*};
 }
+forwarding_reader!(Box<R>, &mut R);
 
 /// A reader over requests already in memory (tests, generated workloads, Python arrays).
 pub struct VecReader {

@@ -278,6 +278,41 @@ pub fn sectors_to_bytes(field: &'static str, sectors: u64, sector: u64) -> Resul
     sectors.checked_mul(sector).ok_or_else(|| FieldError::out_of_range(field, sectors))
 }
 
+/// Longest request a reader accepts: 4 GiB. No block device transfers more in one request, and
+/// a larger length is a wrong unit or a corrupt field; accepting it would make block-mode and
+/// timed runs walk billions of pages (a terabyte is 2^28 of them).
+pub const MAX_REQUEST_BYTES: u64 = 1 << 32;
+
+/// Latest request time a reader accepts: 2^62 ns (146 years), so that the timed engine's clock,
+/// which adds service and think times (at most [`crate::units::MAX_DURATION_NS`]) to it, cannot
+/// wrap.
+pub const MAX_TIME_NS: u64 = 1 << 62;
+
+/// The checks every reader makes on every request, whatever its format: the byte range ends
+/// within 2^64, the length is at most [`MAX_REQUEST_BYTES`], the time at most [`MAX_TIME_NS`].
+#[inline(always)]
+pub fn check_request(r: Request) -> Result<Request, FieldError> {
+    if r.length > MAX_REQUEST_BYTES {
+        return Err(FieldError::new("length", format!("{} bytes: longer than the 4 GiB a request may have (wrong unit?)", r.length)));
+    }
+    if r.offset.checked_add(r.length).is_none() {
+        return Err(FieldError::new("offset", format!("{} + {} bytes ends beyond 2^64", r.offset, r.length)));
+    }
+    if r.time_ns > MAX_TIME_NS {
+        return Err(FieldError::new("time", format!("{} ns is beyond 2^62 ns (146 years)", r.time_ns)));
+    }
+    Ok(r)
+}
+
+/// [`check_request`] on a decoded request, if any.
+#[inline(always)]
+fn checked(r: Result<Option<Request>, FieldError>) -> Result<Option<Request>, FieldError> {
+    match r {
+        Ok(Some(r)) => check_request(r).map(Some),
+        other => other,
+    }
+}
+
 /// Decodes one line of a text format.
 pub trait LineParser: Send {
     /// The request of `line` (1-based `line_no`), or `None` when the line holds none (a header,
@@ -330,7 +365,17 @@ impl<P: LineParser> TextReader<P> {
     #[inline]
     fn next(&mut self) -> Result<Option<Request>, TraceError> {
         if let Some(r) = self.parser.pending() {
-            return Ok(Some(r));
+            return match check_request(r) {
+                Ok(r) => Ok(Some(r)),
+                Err(_) if self.skip_invalid => {
+                    self.skipped += 1;
+                    self.next()
+                }
+                Err(e) => {
+                    self.done = true;
+                    Err(TraceError::new(self.source.path(), Location::Line(self.line_no), Some(e.field), e.message))
+                }
+            };
         }
         if self.done {
             return Ok(None);
@@ -351,7 +396,7 @@ impl<P: LineParser> TextReader<P> {
             if line[first] == b'#' {
                 continue;
             }
-            match self.parser.parse(line, self.line_no) {
+            match checked(self.parser.parse(line, self.line_no)) {
                 Ok(Some(r)) => return Ok(Some(r)),
                 Ok(None) => continue,
                 Err(e) => {
@@ -390,12 +435,13 @@ impl<P: LineParser> TraceReader for TextReader<P> {
                 let start = n;
                 while n < max {
                     match self.parser.parse_plain(&data[used..]) {
-                        Some((r, len)) => {
+                        // A request out of range goes through `next`, which names its line.
+                        Some((r, len)) if check_request(r).is_ok() => {
                             buf.push(r);
                             used += len;
                             n += 1;
                         }
-                        None => break,
+                        _ => break,
                     }
                 }
                 self.source.consume(used);
@@ -506,7 +552,7 @@ impl<D: RecordDecoder> RecordReader<D> {
                 }
                 used += D::SIZE;
                 self.record_no += 1;
-                match self.decoder.decode(rec, self.record_no) {
+                match checked(self.decoder.decode(rec, self.record_no)) {
                     Ok(Some(r)) => {
                         buf.push(r);
                         n += 1;
@@ -555,7 +601,7 @@ impl<D: RecordDecoder> TraceReader for RecordReader<D> {
             };
             self.source.consume(D::SIZE);
             self.record_no += 1;
-            match self.decoder.decode(&rec[..D::SIZE], self.record_no) {
+            match checked(self.decoder.decode(&rec[..D::SIZE], self.record_no)) {
                 Ok(Some(r)) => return Ok(Some(r)),
                 Ok(None) => {}
                 Err(_) if self.skip_invalid => self.skipped += 1,

@@ -1,11 +1,13 @@
-//! The bytes of a trace file: memory-mapped when the file is stored plain, streamed through a
-//! decoder when it is compressed.
+//! The bytes of a trace file, read through a buffer (and a decoder when it is compressed).
+//!
+//! Files are read, never memory-mapped: a mapped file that another process truncates kills the
+//! reader with SIGBUS, while a read simply ends early; a plain file that ends before the length
+//! it had when opened is reported as an error naming the file.
 //!
 //! Compression is recognised by the first bytes of the file (zstd `28 b5 2f fd`, xz
 //! `fd 37 7a 58 5a 00`, gzip `1f 8b`, bzip2 `BZh`), never by the extension alone, so a renamed
-//! file still opens. A plain file is mapped whole (the kernel pages it in as the reader advances,
-//! so memory stays bounded by the page cache, not by the process); a compressed one is decoded
-//! into a buffer that is refilled as the reader consumes it. Readers see one interface either
+//! file still opens. The content (decoded if compressed) goes into a buffer that is refilled as
+//! the reader consumes it, so memory stays constant in the trace's length. Readers see one interface either
 //! way: lines ([`Source::next_line`]) for text formats and runs of whole records
 //! ([`Source::records`]) for binary ones, both borrowed from the buffer without copying.
 
@@ -86,8 +88,6 @@ const MAX_LINE: usize = 16 << 20;
 const STREAM_BUFFER: usize = 1 << 20;
 
 enum Data {
-    /// The whole file, mapped.
-    Mapped(memmap2::Mmap),
     /// A decoded window of a compressed stream.
     Stream { buf: Vec<u8>, decoder: Box<dyn Read + Send> },
     /// An empty file (which cannot be mapped on every platform) or in-memory bytes.
@@ -117,6 +117,8 @@ pub struct Source {
     compression: Compression,
     /// Byte length of the decompressed content, when known without reading it (plain files).
     known_len: Option<u64>,
+    /// Bytes the decoder has delivered so far.
+    delivered: u64,
 }
 
 impl Source {
@@ -130,28 +132,8 @@ impl Source {
         }
         let mut file = File::open(path).map_err(|e| TraceError::io(path, &e))?;
         let (head, got) = read_head(&mut file, path)?;
-        let compression = Compression::from_magic(&head[..got]);
-        let path_buf = path.to_path_buf();
         let meta = file.metadata().map_err(|e| TraceError::io(path, &e))?;
-        if compression == Compression::None && meta.is_file() && meta.len() > 0 {
-            // SAFETY: the map is read-only. A trace modified by another process while it is read
-            // gives wrong requests, not memory unsafety in the parsers (they bounds-check every
-            // access); this is the usual contract of mapped input files.
-            let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| TraceError::io(path, &e))?;
-            #[cfg(unix)]
-            let _ = map.advise(memmap2::Advice::Sequential);
-            let end = map.len();
-            return Ok(Source {
-                data: Data::Mapped(map),
-                pos: 0,
-                end,
-                eof: true,
-                path: path_buf,
-                compression,
-                known_len: Some(meta.len()),
-            });
-        }
-        // Streams: the bytes already read for the magic go first, so pipes work too.
+        // The bytes already read for the magic go first, so pipes work too.
         let known = if meta.is_file() { Some(meta.len()) } else { None };
         Source::streamed(path, Box::new(io::Cursor::new(head[..got].to_vec()).chain(file)), &head[..got], known)
     }
@@ -189,6 +171,7 @@ impl Source {
             path,
             compression,
             known_len: None,
+            delivered: 0,
         }
     }
 
@@ -203,6 +186,7 @@ impl Source {
             eof: true,
             path: path.to_path_buf(),
             compression: Compression::None,
+            delivered: end as u64,
         }
     }
 
@@ -222,7 +206,6 @@ impl Source {
     #[inline]
     fn buf(&self) -> &[u8] {
         match &self.data {
-            Data::Mapped(m) => m,
             Data::Stream { buf, .. } => buf,
             Data::Owned(v) => v,
         }
@@ -255,7 +238,10 @@ impl Source {
                     eof = true;
                     break;
                 }
-                Ok(n) => end += n,
+                Ok(n) => {
+                    end += n;
+                    self.delivered += n as u64;
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     failure = Some(e);
@@ -269,6 +255,15 @@ impl Source {
         if let Some(e) = failure {
             self.eof = true;
             return Err(self.io_err(&e));
+        }
+        if eof && self.compression == Compression::None {
+            if let Some(len) = self.known_len.filter(|&len| self.delivered < len) {
+                self.end = self.pos;
+                return Err(TraceError::file(
+                    &self.path,
+                    format!("the file shrank while it was read ({len} bytes when opened, {} read): it was truncated or replaced", self.delivered),
+                ));
+            }
         }
         Ok(())
     }
@@ -457,6 +452,25 @@ mod tests {
             Ok(l) => panic!("a {}-byte line was accepted", l.map_or(0, |l| l.len())),
         }
         assert!(s.next_line().unwrap().is_none());
+    }
+
+    #[test]
+    fn a_file_truncated_while_read_is_an_error_not_a_crash() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.csv");
+        let text: Vec<u8> = (0..400_000).flat_map(|i| format!("{i}\n").into_bytes()).collect();
+        std::fs::write(&p, &text).unwrap();
+        let mut s = Source::open(&p).unwrap();
+        assert_eq!(s.next_line().unwrap(), Some(&b"0"[..]));
+        std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(1000).unwrap();
+        let e = loop {
+            match s.next_line() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("the shrunken file read as complete"),
+                Err(e) => break e,
+            }
+        };
+        assert!(e.to_string().contains("shrank") && e.to_string().contains("t.csv"), "{e}");
     }
 
     #[test]

@@ -91,17 +91,62 @@ pub fn output_format(path: &Path, format: Option<Format>) -> Result<Format, Conf
     Ok(f)
 }
 
-fn sink(path: &Path, file: File) -> Result<Box<dyn Write>, TraceError> {
-    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-    let io = |e: io::Error| TraceError::io(path, &e);
-    let w = BufWriter::with_capacity(1 << 20, file);
-    Ok(match split_compression(&name).1 {
-        OutCompression::None => Box::new(w),
-        OutCompression::Zstd => Box::new(zstd::stream::write::Encoder::new(w, 3).map_err(io)?.auto_finish()),
-        OutCompression::Gzip => Box::new(flate2::write::GzEncoder::new(w, flate2::Compression::default())),
-        OutCompression::Xz => Box::new(xz2::write::XzEncoder::new(w, 6)),
-        OutCompression::Bzip2 => Box::new(bzip2::write::BzEncoder::new(w, bzip2::Compression::default())),
-    })
+/// Where a CSV or binary writer's bytes go: the file, through a compressor when the name asks for
+/// one. Unlike a boxed `Write` (whose compressors finish when dropped, ignoring any error), the
+/// end of the stream is written by [`Sink::finish`], which reports every failure: a full disk
+/// never leaves a silently truncated `.gz`.
+enum Sink {
+    Plain(BufWriter<File>),
+    Zstd(zstd::stream::write::Encoder<'static, BufWriter<File>>),
+    Gzip(flate2::write::GzEncoder<BufWriter<File>>),
+    Xz(xz2::write::XzEncoder<BufWriter<File>>),
+    Bzip2(bzip2::write::BzEncoder<BufWriter<File>>),
+}
+
+impl Sink {
+    fn new(path: &Path, file: File) -> Result<Sink, TraceError> {
+        let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+        let w = BufWriter::with_capacity(1 << 20, file);
+        Ok(match split_compression(&name).1 {
+            OutCompression::None => Sink::Plain(w),
+            OutCompression::Zstd => Sink::Zstd(zstd::stream::write::Encoder::new(w, 3).map_err(|e| TraceError::io(path, &e))?),
+            OutCompression::Gzip => Sink::Gzip(flate2::write::GzEncoder::new(w, flate2::Compression::default())),
+            OutCompression::Xz => Sink::Xz(xz2::write::XzEncoder::new(w, 6)),
+            OutCompression::Bzip2 => Sink::Bzip2(bzip2::write::BzEncoder::new(w, bzip2::Compression::default())),
+        })
+    }
+
+    #[inline]
+    fn out(&mut self) -> &mut dyn Write {
+        match self {
+            Sink::Plain(w) => w,
+            Sink::Zstd(w) => w,
+            Sink::Gzip(w) => w,
+            Sink::Xz(w) => w,
+            Sink::Bzip2(w) => w,
+        }
+    }
+
+    /// Ends the compressed stream, flushes every buffer and syncs the file to disk.
+    fn finish(self) -> io::Result<()> {
+        let buffered = match self {
+            Sink::Plain(w) => w,
+            Sink::Zstd(w) => w.finish()?,
+            Sink::Gzip(w) => w.finish()?,
+            Sink::Xz(w) => w.finish()?,
+            Sink::Bzip2(w) => w.finish()?,
+        };
+        let file = buffered.into_inner().map_err(|e| e.into_error())?;
+        sync_if_regular(&file)
+    }
+}
+
+/// `fsync` for a regular file (devices and pipes have nothing to sync, and refuse it).
+fn sync_if_regular(file: &File) -> io::Result<()> {
+    if file.metadata()?.is_file() {
+        file.sync_all()?;
+    }
+    Ok(())
 }
 
 /// Opens a writer of `format` that writes `path` (created or truncated). `name` is the output
@@ -109,11 +154,18 @@ fn sink(path: &Path, file: File) -> Result<Box<dyn Write>, TraceError> {
 /// except when writing to a temporary file).
 pub(crate) fn create_named(path: &Path, name: &Path, format: Format) -> Result<Box<dyn TraceWriter>, Error> {
     let format = output_format(name, Some(format))?;
-    // Read access too: the oracleGeneral writer maps the file to patch it.
-    let file = fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path).map_err(|e| TraceError::io(name, &e))?;
+    // Read access too for oracleGeneral, whose writer maps the file to patch it (the others open
+    // write-only, as a pipe written through needs).
+    let file = fs::OpenOptions::new()
+        .read(format == Format::OracleGeneral)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| TraceError::io(name, &e))?;
     Ok(match format {
-        Format::Csv => Box::new(CsvWriter::new(name, sink(name, file)?)?),
-        Format::Bin => Box::new(BinWriter::new(name, sink(name, file)?)?),
+        Format::Csv => Box::new(CsvWriter::new(name, Sink::new(name, file)?)?),
+        Format::Bin => Box::new(BinWriter::new(name, Sink::new(name, file)?)?),
         Format::OracleGeneral => {
             let lower = name.to_string_lossy().to_ascii_lowercase();
             if split_compression(&lower).1 != OutCompression::None {
@@ -133,7 +185,7 @@ pub fn create(path: &Path, format: Format) -> Result<Box<dyn TraceWriter>, Error
 /// iostack CSV: header `time_ns,pid,op,offset,length,device,file,file_offset,file_size`; the file
 /// columns are empty for requests without a file, `file_size` empty when unknown.
 pub struct CsvWriter {
-    out: Box<dyn Write>,
+    out: Sink,
     path: PathBuf,
     line: Vec<u8>,
     n: u64,
@@ -142,8 +194,8 @@ pub struct CsvWriter {
 pub const CSV_HEADER: &str = "time_ns,pid,op,offset,length,device,file,file_offset,file_size\n";
 
 impl CsvWriter {
-    pub fn new(path: &Path, mut out: Box<dyn Write>) -> Result<CsvWriter, TraceError> {
-        out.write_all(CSV_HEADER.as_bytes()).map_err(|e| TraceError::io(path, &e))?;
+    fn new(path: &Path, mut out: Sink) -> Result<CsvWriter, TraceError> {
+        out.out().write_all(CSV_HEADER.as_bytes()).map_err(|e| TraceError::io(path, &e))?;
         Ok(CsvWriter { out, path: path.to_path_buf(), line: Vec::with_capacity(128), n: 0 })
     }
 }
@@ -179,26 +231,26 @@ impl TraceWriter for CsvWriter {
         }
         l.push(b'\n');
         self.n += 1;
-        self.out.write_all(l).map_err(|e| TraceError::io(&self.path, &e))
+        self.out.out().write_all(l).map_err(|e| TraceError::io(&self.path, &e))
     }
 
-    fn finish(mut self: Box<Self>) -> Result<u64, TraceError> {
-        self.out.flush().map_err(|e| TraceError::io(&self.path, &e))?;
-        drop(self.out);
-        Ok(self.n)
+    fn finish(self: Box<Self>) -> Result<u64, TraceError> {
+        let this = *self;
+        this.out.finish().map_err(|e| TraceError::io(&this.path, &e))?;
+        Ok(this.n)
     }
 }
 
 /// iostack binary (layout in [`bin`]).
 pub struct BinWriter {
-    out: Box<dyn Write>,
+    out: Sink,
     path: PathBuf,
     n: u64,
 }
 
 impl BinWriter {
-    pub fn new(path: &Path, mut out: Box<dyn Write>) -> Result<BinWriter, TraceError> {
-        out.write_all(&bin::header()).map_err(|e| TraceError::io(path, &e))?;
+    fn new(path: &Path, mut out: Sink) -> Result<BinWriter, TraceError> {
+        out.out().write_all(&bin::header()).map_err(|e| TraceError::io(path, &e))?;
         Ok(BinWriter { out, path: path.to_path_buf(), n: 0 })
     }
 }
@@ -211,13 +263,13 @@ impl TraceWriter for BinWriter {
         bin::encode(r, &mut rec).ok_or_else(|| {
             TraceError::new(&self.path, Location::Record(self.n), Some("length"), format!("{} bytes does not fit the binary format's 32-bit length", r.length))
         })?;
-        self.out.write_all(&rec).map_err(|e| TraceError::io(&self.path, &e))
+        self.out.out().write_all(&rec).map_err(|e| TraceError::io(&self.path, &e))
     }
 
-    fn finish(mut self: Box<Self>) -> Result<u64, TraceError> {
-        self.out.flush().map_err(|e| TraceError::io(&self.path, &e))?;
-        drop(self.out);
-        Ok(self.n)
+    fn finish(self: Box<Self>) -> Result<u64, TraceError> {
+        let this = *self;
+        this.out.finish().map_err(|e| TraceError::io(&this.path, &e))?;
+        Ok(this.n)
     }
 }
 
@@ -257,6 +309,7 @@ impl TraceWriter for OracleWriter {
         let path = self.path;
         let file = self.out.into_inner().map_err(|e| TraceError::io(&path, e.error()))?;
         if self.n == 0 {
+            sync_if_regular(&file).map_err(|e| TraceError::io(&path, &e))?;
             return Ok(0);
         }
         // SAFETY: the file was just written by this writer and is not shared.
@@ -269,6 +322,8 @@ impl TraceWriter for OracleWriter {
             rec[16..24].copy_from_slice(&after.to_le_bytes());
         }
         map.flush().map_err(|e| TraceError::io(&path, &e))?;
+        drop(map);
+        sync_if_regular(&file).map_err(|e| TraceError::io(&path, &e))?;
         Ok(self.n)
     }
 }
@@ -298,38 +353,181 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// What an output path names, for telling whether two outputs are one file before either
+/// exists: its directory resolved (links, `.` and `..`), then its name, with a symbolic link
+/// followed when the file exists.
+pub fn output_identity(p: &Path) -> PathBuf {
+    if let Ok(c) = fs::canonicalize(p) {
+        return c;
+    }
+    let parent = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let dir = fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
+    match p.file_name() {
+        Some(n) => dir.join(n),
+        None => dir,
+    }
+}
+
+/// Prefix of the temporary files iostack writes outputs to: `.NAME.tmp-PID` beside `NAME`. A run
+/// killed outright (SIGKILL) can leave one; the next run writing `NAME` removes those whose
+/// process is gone.
+pub const TEMP_MARK: &str = ".tmp-";
+
 /// A temporary file beside `output` (same directory, so a rename moves it into place), to write
-/// the output whole before it replaces whatever `output` held.
+/// the output whole before it replaces whatever `output` held: `.NAME.tmp-PID`.
 pub fn temp_beside(output: &Path) -> Result<PathBuf, Error> {
     let dir = match output.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
     let name = output.file_name().ok_or_else(|| ConfigError::new("OUTPUT", format!("`{}` is not a file name", output.display())))?;
-    Ok(dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id())))
+    let prefix = format!(".{}{TEMP_MARK}", name.to_string_lossy());
+    remove_stale_temps(&dir, &prefix);
+    Ok(dir.join(format!("{prefix}{}", std::process::id())))
 }
 
-/// Streams `reader` into a new `output` of `format` through a temporary file renamed at the end.
-pub fn write_atomic(reader: &mut dyn TraceReader, output: &Path, format: Format) -> Result<u64, Error> {
-    let tmp = temp_beside(output)?;
-    let result = (|| -> Result<u64, Error> {
-        let mut w = create_named(&tmp, output, format)?;
-        let mut buf = Vec::with_capacity(1 << 14);
-        loop {
-            buf.clear();
-            if reader.read_batch(&mut buf, 1 << 14)? == 0 {
-                break;
-            }
-            w.write_all(&buf)?;
+/// Removes `dir/PREFIX<pid>` files whose process no longer runs (left by a killed run).
+fn remove_stale_temps(dir: &Path, prefix: &str) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(prefix)).and_then(|p| p.parse::<u32>().ok()) else { continue };
+        if pid != std::process::id() && !process_alive(pid) {
+            let _ = fs::remove_file(e.path());
         }
-        let n = w.finish()?;
-        fs::rename(&tmp, output).map_err(|e| TraceError::io(output, &e))?;
-        Ok(n)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
     }
-    result
+}
+
+fn process_alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        Path::new(&format!("/proc/{pid}")).exists()
+    } else {
+        // Without /proc, keep the file: removing another run's output would be worse.
+        true
+    }
+}
+
+/// An output file being written: to a temporary file beside it, synced and renamed over it when
+/// complete (so a failure or an interrupt never leaves a half-written output, and an existing
+/// file keeps its content until the new one is whole); or, for a character device or a FIFO,
+/// the target itself (written through, never replaced). A symbolic link is followed: its target
+/// is written, the link stays. Directories, block devices and sockets are refused. Dropped
+/// before [`OutputFile::commit`], it removes its temporary file.
+pub struct OutputFile {
+    /// The path the user named (for messages).
+    pub name: PathBuf,
+    /// Where the bytes go.
+    writing: PathBuf,
+    /// The path the temporary file is renamed to; `None` when writing through.
+    target: Option<PathBuf>,
+    committed: bool,
+}
+
+impl OutputFile {
+    pub fn new(output: &Path) -> Result<OutputFile, Error> {
+        let refuse = |what: &str| -> Error {
+            ConfigError::new("OUTPUT", format!("`{}` is {what}; iostack writes trace files to regular files, character devices and pipes", output.display())).into()
+        };
+        let mut real = output.to_path_buf();
+        if fs::symlink_metadata(output).is_ok_and(|m| m.file_type().is_symlink()) {
+            real = fs::canonicalize(output).map_err(|_| refuse("a symbolic link to a missing file"))?;
+        }
+        if let Ok(m) = fs::metadata(&real) {
+            let t = m.file_type();
+            if t.is_dir() {
+                return Err(refuse("a directory"));
+            }
+            if !t.is_file() {
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::FileTypeExt;
+                    if t.is_char_device() || t.is_fifo() {
+                        return Ok(OutputFile { name: output.to_path_buf(), writing: real, target: None, committed: false });
+                    }
+                }
+                return Err(refuse("neither a regular file, a character device nor a pipe (a block device or a socket)"));
+            }
+        }
+        let tmp = temp_beside(&real)?;
+        temps::register(&tmp);
+        Ok(OutputFile { name: output.to_path_buf(), writing: tmp, target: Some(real), committed: false })
+    }
+
+    /// The path to open and write.
+    pub fn path(&self) -> &Path {
+        &self.writing
+    }
+
+    /// Moves the complete output into place (the writer has synced it).
+    pub fn commit(&mut self) -> Result<(), Error> {
+        if let Some(target) = &self.target {
+            fs::rename(&self.writing, target).map_err(|e| TraceError::io(&self.name, &e))?;
+            temps::unregister(&self.writing);
+            // The rename itself reaches the disk with the directory.
+            if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
+                if let Ok(d) = File::open(dir) {
+                    let _ = d.sync_all();
+                }
+            }
+        }
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        if !self.committed && self.target.is_some() {
+            let _ = fs::remove_file(&self.writing);
+            temps::unregister(&self.writing);
+        }
+    }
+}
+
+/// The temporary files being written by this process, so that an interrupt (SIGINT, SIGTERM)
+/// removes them before the process exits.
+pub mod temps {
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    static TEMPS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+    pub fn register(p: &Path) {
+        TEMPS.lock().unwrap_or_else(|e| e.into_inner()).push(p.to_path_buf());
+    }
+
+    pub fn unregister(p: &Path) {
+        TEMPS.lock().unwrap_or_else(|e| e.into_inner()).retain(|q| q != p);
+    }
+
+    /// Removes every temporary file still registered (on an interrupt).
+    pub fn remove_all() {
+        let list = std::mem::take(&mut *TEMPS.lock().unwrap_or_else(|e| e.into_inner()));
+        for p in list {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// Streams `reader` into a new `output` of `format` (see [`OutputFile`]: through a temporary
+/// file renamed at the end, or written through to a device or pipe).
+pub fn write_atomic(reader: &mut dyn TraceReader, output: &Path, format: Format) -> Result<u64, Error> {
+    let mut out = OutputFile::new(output)?;
+    let mut w = create_named(out.path(), output, format)?;
+    let mut buf = Vec::with_capacity(1 << 14);
+    loop {
+        buf.clear();
+        if reader.read_batch(&mut buf, 1 << 14)? == 0 {
+            break;
+        }
+        w.write_all(&buf)?;
+    }
+    let n = w.finish()?;
+    out.commit()?;
+    Ok(n)
 }
 
 /// Converts `input` (format detected when `None`; `-` is the standard input) into `output`

@@ -160,12 +160,12 @@ impl DuloParams {
                 (e, c)
             }
         };
-        let distance = params.u64("distance", 4)?;
-        let seq_max = params.u64("seq_max", 128)?;
+        let distance = params.u64_in("distance", 4, 0, 1 << 20)?;
+        let seq_max = params.u64_in("seq_max", 128, 1, 1 << 20)?;
         if seq_max == 0 {
             return Err(err("seq_max", "the largest sequence must be at least 1 block".into()));
         }
-        let table_kib = params.u64("table_kib", 0)?;
+        let table_kib = params.u64_in("table_kib", 0, 0, 1 << 30)?;
         Ok(DuloParams { bank, evict, corr, distance, seq_max, hits, table_kib })
     }
 

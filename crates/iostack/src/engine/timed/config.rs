@@ -150,6 +150,19 @@ pub struct Resolved {
     pub flush_interval_ns: u64,
 }
 
+/// The 1-based line of `text` (TOML or JSON) where `key` is set, if one is found.
+fn line_of_key(text: &str, key: &str) -> Option<usize> {
+    text.lines().position(|l| {
+        let l = l.trim_start();
+        let rest = l.strip_prefix(&format!("\"{key}\"")).or_else(|| l.strip_prefix(key));
+        rest.is_some_and(|r| {
+            let r = r.trim_start();
+            r.starts_with('=') || r.starts_with(':')
+        })
+    })
+    .map(|i| i + 1)
+}
+
 impl StackConfig {
     /// Reads a config from TOML or JSON text (JSON if it starts with `{`). A whole echoed result
     /// (with `config` inside) is accepted too, so a result file re-runs as it is.
@@ -165,7 +178,20 @@ impl StackConfig {
             Some(inner) if inner.is_object() => inner.clone(),
             _ => value,
         };
-        serde_json::from_value(value).map_err(|e| ConfigError::new(origin, e.to_string()))
+        serde_json::from_value(value.clone()).map_err(|e| {
+            // serde names the type that did not fit, not the key: find the key whose value
+            // alone fails, and its line in the text.
+            if let Some(obj) = value.as_object() {
+                for (k, v) in obj {
+                    let one = serde_json::Value::Object([(k.clone(), v.clone())].into_iter().collect());
+                    if let Err(e) = serde_json::from_value::<StackConfig>(one) {
+                        let line = line_of_key(text, k).map(|n| format!(", line {n}")).unwrap_or_default();
+                        return ConfigError::new(format!("{origin}: key `{k}`{line}"), e.to_string());
+                    }
+                }
+            }
+            ConfigError::new(origin, e.to_string())
+        })
     }
 
     /// The config as TOML.
@@ -201,12 +227,12 @@ impl StackConfig {
         let think = match self.think.trim() {
             "none" | "0" | "" => Think::None,
             "trace" => Think::Trace,
-            d => Think::Fixed(parse_duration_ns("--think", d)?),
+            d => Think::Fixed(crate::units::parse_per_request_ns("--think", d)?),
         };
         let dirty_expire_ns = parse_duration_ns("--dirty-expire", &self.dirty_expire)?;
         let flush_interval_ns = parse_duration_ns("--flush-interval", &self.flush_interval)?;
-        if flush_interval_ns == 0 {
-            return Err(ConfigError::new("--flush-interval", "the flusher interval must be positive"));
+        if flush_interval_ns < 1_000_000 {
+            return Err(ConfigError::new("--flush-interval", "the flusher interval must be at least 1ms (it wakes every interval)"));
         }
         Ok(Resolved { cache_blocks, max_request_blocks: max_request_blocks as u32, think, dirty_expire_ns, flush_interval_ns })
     }
@@ -278,6 +304,16 @@ mod tests {
         assert_eq!(StackConfig::parse(&json, "j").unwrap(), c);
         assert_eq!(StackConfig::parse("policy = \"arc\"", "t").unwrap().policy, "arc");
         assert!(StackConfig::parse("polcy = \"arc\"", "t").unwrap_err().to_string().contains("polcy"));
+    }
+
+    #[test]
+    fn type_errors_name_the_key_and_line() {
+        let e = StackConfig::parse("policy = \"lru\"\nqueue_depth = \"4\"\n", "c.toml").unwrap_err().to_string();
+        assert!(e.starts_with("c.toml: key `queue_depth`, line 2: invalid type: string \"4\", expected u32"), "{e}");
+        let e = StackConfig::parse("{\n  \"policy\": \"lru\",\n  \"queue_depth\": 99999999999\n}", "c.json").unwrap_err().to_string();
+        assert!(e.starts_with("c.json: key `queue_depth`, line 3:"), "{e}");
+        let e = StackConfig::parse("{\"config\": {\"locality\": \"no\"}}", "r.json").unwrap_err().to_string();
+        assert!(e.contains("key `locality`") && e.contains("expected a boolean"), "{e}");
     }
 
     #[test]

@@ -249,6 +249,8 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     lanes: Vec<Lane<S, D>>,
     /// Device id -> lane, when there are several (`None`: every request goes to lane 0).
     lane_of: Option<hashbrown::HashMap<u32, u32, rustc_hash::FxBuildHasher>>,
+    /// The trace's device ids behind the dense numbers the engine sees, for messages.
+    device_ids: Option<crate::trace::devices::DeviceTable>,
     /// The block-layer stage between the page cache and the scheduler, if any.
     stage: Option<Box<dyn BlockStage>>,
     stage_out: StageActions,
@@ -387,6 +389,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             prefetcher,
             lanes,
             lane_of,
+            device_ids: None,
             stage: None,
             stage_out: StageActions::default(),
             stage_serves: Vec::new(),
@@ -459,8 +462,18 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     #[cold]
     #[inline(never)]
+    /// Names the trace's device ids in errors (the engine sees dense numbers; see
+    /// `trace::devices`).
+    pub(crate) fn set_device_ids(&mut self, table: crate::trace::devices::DeviceTable) {
+        self.device_ids = Some(table);
+    }
+
+    fn trace_device(&self, dense: u32) -> u32 {
+        self.device_ids.as_ref().map_or(dense, |t| t.trace_id(dense))
+    }
+
     fn unmapped_device(&self, r: &Request) -> crate::error::Error {
-        let mut ids: Vec<u32> = self.lanes.iter().filter_map(|l| l.id).collect();
+        let mut ids: Vec<u32> = self.lanes.iter().filter_map(|l| l.id).map(|d| self.trace_device(d)).collect();
         ids.sort_unstable();
         let ids: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
         crate::error::ConfigError::new(
@@ -468,7 +481,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             format!(
                 "request {} of the trace is on device id {}, which the device map does not name (it maps ids {}): give a device for every device id of the trace, or one spec for all",
                 self.order.read,
-                r.device,
+                self.trace_device(r.device),
                 ids.join(", ")
             ),
         )

@@ -49,6 +49,7 @@ use crate::error::{ConfigError, Error};
 use crate::layer::Layer;
 use crate::metrics::{Granularity, ProbeConfig};
 use crate::trace::background::BackgroundReader;
+use crate::trace::devices::{DenseDevices, DeviceTable, KeySpace};
 use crate::trace::{Format, ReaderOptions, TraceReader};
 use engine::{Engine, EngineSettings, Lane};
 
@@ -96,6 +97,9 @@ pub struct TimedRun {
     /// The locality probes `config.locality` installed, by boundary (shared with the engine's
     /// observer list, which notifies them).
     probes: Option<[SharedProbe; 4]>,
+    /// The engine's dense device numbers and the trace's ids they stand for; the ids a device
+    /// map names are numbered first, in the map's order, so its lanes know their numbers.
+    devices: DeviceTable,
 }
 
 impl TimedRun {
@@ -155,8 +159,13 @@ impl TimedRun {
             return Err(ConfigError::unknown("--layer", "layer", l, &[]));
         }
         // Each device has its own scheduler (and would have its own layers).
+        let table = DeviceTable::new();
         let mut lanes = Vec::with_capacity(devices.len());
         for (id, device) in devices {
+            let id = match id {
+                None => None,
+                Some(i) => Some(table.dense(i).ok_or_else(|| ConfigError::new("--device", "the device map names more devices than a run can key apart"))?),
+            };
             let sched = crate::sched::build(&config.sched, crate::sched::SchedLimits::new(resolved.max_request_blocks, config.page_size))?;
             lanes.push((id, sched, Vec::<Box<dyn Layer>>::new(), device));
         }
@@ -176,7 +185,8 @@ impl TimedRun {
                 probe
             })
         });
-        let mut run = TimedRun { config: config.clone(), engine, probes };
+        with_engine!(&mut engine, e => e.set_device_ids(table.clone()));
+        let mut run = TimedRun { config: config.clone(), engine, probes, devices: table };
         if let Some(spec) = &config.redcap {
             let cfg = crate::blk::redcap::RedcapConfig::parse(spec, config.page_size)?;
             run.set_stage(Box::new(crate::blk::redcap::Redcap::new(cfg)));
@@ -262,10 +272,10 @@ impl TimedRun {
 
     /// Replays the trace through the stack and reports.
     pub fn run(self, reader: &mut dyn TraceReader) -> Result<TimedReport, Error> {
-        let TimedRun { config, mut engine, probes } = self;
+        let TimedRun { config, mut engine, probes, devices } = self;
         with_engine!(&mut engine, e => {
             e.run(reader)?;
-            report(&config, &probes, e)
+            report(&config, &probes, &devices, e)
         })
     }
 }
@@ -274,6 +284,7 @@ impl TimedRun {
 fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Device + ?Sized>(
     config: &StackConfig,
     locality_probes: &Option<[SharedProbe; 4]>,
+    table: &DeviceTable,
     e: &mut Engine<P, F, S, D>,
 ) -> Result<TimedReport, Error> {
     let mut probes = std::collections::BTreeMap::new();
@@ -290,16 +301,18 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         }
     }
     let lanes = e.lanes();
+    // Lanes know dense device numbers; reports name the trace's ids.
+    let trace_id = |l: &engine::Lane<S, D>| l.id.map(|d| table.trace_id(d));
     let (device, device_parameters) = match lanes {
         [one] if one.id.is_none() => (serde_json::Value::String(one.device.name()), one.device.parameters()),
         _ => (
-            serde_json::Value::String(lanes.iter().map(|l| format!("{}={}", l.id.unwrap_or(0), l.device.name())).collect::<Vec<_>>().join(",")),
-            lanes.iter().map(|l| (l.id.unwrap_or(0).to_string(), l.device.parameters())).collect::<serde_json::Map<_, _>>().into(),
+            serde_json::Value::String(lanes.iter().map(|l| format!("{}={}", trace_id(l).unwrap_or(0), l.device.name())).collect::<Vec<_>>().join(",")),
+            lanes.iter().map(|l| (trace_id(l).unwrap_or(0).to_string(), l.device.parameters())).collect::<serde_json::Map<_, _>>().into(),
         ),
     };
     let devices = lanes
         .iter()
-        .map(|l| DeviceReport { id: l.id, model: l.device.name(), sched: l.sched.name(), counts: l.counts.clone(), scheduler: l.sched_counts.clone() })
+        .map(|l| DeviceReport { id: trace_id(l), model: l.device.name(), sched: l.sched.name(), counts: l.counts.clone(), scheduler: l.sched_counts.clone() })
         .collect();
     let mut resolved = serde_json::json!({
         "policy": e.policy().name(),
@@ -361,9 +374,16 @@ pub fn run_built(
     open: &mut dyn FnMut() -> Result<Box<dyn TraceReader>, Error>,
     observers: Vec<(Boundary, Box<dyn BoundaryObserver>)>,
 ) -> Result<TimedReport, Error> {
+    // The engine keys blocks by a 16-bit device number: devices are numbered densely in the
+    // order they appear (the same in both passes), and what leaves the run (dumps, processes
+    // of `processes = device`) carries the trace's own ids again.
+    let devices = run.devices.clone();
     for (b, o) in observers {
-        run.observe(b, o);
+        run.observe(b, Box::new(TraceDeviceIds { inner: o, table: devices.clone(), ids: Vec::new() }));
     }
+    let page_size = run.config.page_size;
+    let per_device = run.config.processes == Processes::Device;
+    let mut open = || -> Result<Box<dyn TraceReader>, Error> { Ok(Box::new(DenseDevices::new(open()?, &devices, KeySpace::Blocks(page_size)))) };
     // The trace is decoded on a second thread while the engine runs (same requests, same
     // order, same errors: see `BackgroundReader`).
     let mut reader = BackgroundReader::spawn(open()?);
@@ -371,7 +391,36 @@ pub fn run_built(
         run.scan_extents(&mut reader)?;
         reader = BackgroundReader::spawn(open()?);
     }
-    run.run(&mut reader)
+    let mut report = run.run(&mut reader)?;
+    if per_device {
+        for p in &mut report.processes {
+            p.pid = devices.trace_id(p.pid);
+        }
+        report.processes.sort_by_key(|p| p.pid);
+    }
+    Ok(report)
+}
+
+/// Hands an observer the requests with the trace's own device ids (the engine sees dense ones).
+struct TraceDeviceIds {
+    inner: Box<dyn BoundaryObserver>,
+    table: DeviceTable,
+    /// The table's ids, copied as far as this observer has needed them.
+    ids: Vec<u32>,
+}
+
+impl BoundaryObserver for TraceDeviceIds {
+    fn observe(&mut self, r: &crate::trace::Request) {
+        if r.device as usize >= self.ids.len() {
+            self.ids = self.table.ids();
+        }
+        let mut r = *r;
+        r.device = self.ids.get(r.device as usize).copied().unwrap_or(r.device);
+        self.inner.observe(&r);
+    }
+    fn finish(&mut self) -> Result<serde_json::Value, String> {
+        self.inner.finish()
+    }
 }
 
 /// A stream to write: the requests crossing `boundary`, to the trace file `path` (iostack CSV,
@@ -418,7 +467,17 @@ pub fn run_stack_file(
 ) -> Result<TimedReport, Error> {
     let mut opened = Some(crate::trace::open(path, format, options)?);
     let mut observers: Vec<(Boundary, Box<dyn BoundaryObserver>)> = Vec::with_capacity(dumps.len());
-    for d in dumps {
+    for (i, d) in dumps.iter().enumerate() {
+        // Two dumps into one file would interleave (or share one temporary file): refused
+        // before anything is written.
+        let id = crate::trace::write::output_identity(&d.path);
+        if let Some(e) = dumps[..i].iter().find(|e| crate::trace::write::output_identity(&e.path) == id) {
+            return Err(ConfigError::new(
+                "--dump",
+                format!("{} is named by two dumps ({} and {}); give each its own file", d.path.display(), e.boundary.name(), d.boundary.name()),
+            )
+            .into());
+        }
         if crate::trace::write::same_file(&d.path, path) {
             return Err(ConfigError::new("--dump", format!("{} is the trace being read", d.path.display())).into());
         }

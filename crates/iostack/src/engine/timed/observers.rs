@@ -15,23 +15,21 @@ use crate::trace::{Format, Request};
 /// asks for another writable format, e.g. `.bin`, or a compressed `.csv.zst`).
 pub struct DumpObserver {
     path: PathBuf,
-    /// Where the dump is written until it is complete.
-    tmp: PathBuf,
+    /// Where the dump is written until it is complete (see `write::OutputFile`).
+    out: write::OutputFile,
     writer: Option<Box<dyn TraceWriter>>,
     error: Option<String>,
-    /// Renamed into place.
-    done: bool,
 }
 
 impl DumpObserver {
     /// A dump to `path`, written to a temporary file beside it and renamed over it when the run
-    /// finishes: a run that fails leaves no half-written dump, and `path`'s old content, if
-    /// any, stays until the new one is complete.
+    /// finishes (or written through to a character device or pipe): a run that fails leaves no
+    /// half-written dump, and `path`'s old content, if any, stays until the new one is complete.
     pub fn create(path: &Path) -> Result<DumpObserver, Error> {
         let format = write::format_for_output(path).unwrap_or(Format::Csv);
-        let tmp = write::temp_beside(path)?;
-        let writer = write::create_named(&tmp, path, format)?;
-        Ok(DumpObserver { path: path.to_path_buf(), tmp, writer: Some(writer), error: None, done: false })
+        let out = write::OutputFile::new(path)?;
+        let writer = write::create_named(out.path(), path, format)?;
+        Ok(DumpObserver { path: path.to_path_buf(), out, writer: Some(writer), error: None })
     }
 
     fn complete(&mut self) -> Result<u64, String> {
@@ -42,19 +40,8 @@ impl DumpObserver {
             Some(w) => w.finish().map_err(|e| e.to_string())?,
             None => 0,
         };
-        std::fs::rename(&self.tmp, &self.path).map_err(|e| format!("{}: {e}", self.path.display()))?;
-        self.done = true;
+        self.out.commit().map_err(|e| format!("{}: {e}", self.path.display()))?;
         Ok(n)
-    }
-}
-
-impl Drop for DumpObserver {
-    /// A dump not completed (the run failed, or its completion did) is removed.
-    fn drop(&mut self) {
-        if !self.done {
-            self.writer.take();
-            let _ = std::fs::remove_file(&self.tmp);
-        }
     }
 }
 

@@ -20,3 +20,5 @@ pub fn shared_path(rel: &str) -> Option<PathBuf> {
     eprintln!("skipped: {} is missing (../shared is not beside the project)", p.display());
     None
 }
+
+pub mod fuzz;

@@ -1,0 +1,278 @@
+//! Device ids as the simulators key them.
+//!
+//! A cache key is one `u64`: in block mode the block number in the low [`BLOCK_BITS`] bits and
+//! a device in the 16 bits above (`cache::block_key`), so that the keys of one device sort in
+//! disk order (DULO and SplitLRU read the block number back). A trace's own device ids do not
+//! fit in 16 bits: CSV and DiskSim ids are any `u32`, blkparse's are dev_t numbers
+//! (`major << 20 | minor`, so 8,0 and 259,0 agree in their low bits), MSR and FIU ids are
+//! host or volume numbers. Truncating them would make distinct devices share blocks.
+//!
+//! So every engine numbers the devices of a run densely, 0, 1, 2, ... in the order they first
+//! appear, through [`DenseDevices`], a reader that rewrites `Request::device` and checks what
+//! the key cannot hold: more than [`MAX_DEVICES`] distinct devices, or a block number of
+//! [`BLOCK_BITS`] bits or more, is an error naming the request, never a silent alias. The
+//! numbering is a [`DeviceTable`] that several passes over one trace share (so they agree) and
+//! that reports use to give the trace's own ids back. A trace with one device gets index 0,
+//! whose keys are exactly what they were (in object mode, the plain offset: libCacheSim's key).
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use crate::cache::BLOCK_BITS;
+use crate::error::{Location, TraceError};
+
+use super::{Request, TraceReader};
+
+/// Distinct devices one run can key apart (the 16 bits above a block number).
+pub const MAX_DEVICES: usize = 1 << (64 - BLOCK_BITS);
+
+/// Largest block (or, for several devices in object mode, byte offset) a key holds, plus one.
+pub const BLOCK_LIMIT: u64 = 1 << BLOCK_BITS;
+
+/// Dense device numbers in first-seen order, shared by the passes over one trace and by
+/// whatever maps them back. Cloning shares the table.
+#[derive(Debug, Clone, Default)]
+pub struct DeviceTable {
+    inner: Arc<Mutex<Numbering>>,
+}
+
+#[derive(Debug, Default)]
+struct Numbering {
+    index: rustc_hash::FxHashMap<u32, u32>,
+    ids: Vec<u32>,
+}
+
+impl DeviceTable {
+    pub fn new() -> DeviceTable {
+        DeviceTable::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Numbering> {
+        // The table is only ever appended to, so a thread that panicked left it consistent.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The dense number of trace device `id`, assigning the next one when it is new; `None`
+    /// when [`MAX_DEVICES`] are already numbered.
+    pub fn dense(&self, id: u32) -> Option<u32> {
+        let mut n = self.lock();
+        if let Some(&d) = n.index.get(&id) {
+            return Some(d);
+        }
+        if n.ids.len() >= MAX_DEVICES {
+            return None;
+        }
+        let d = n.ids.len() as u32;
+        n.ids.push(id);
+        n.index.insert(id, d);
+        Some(d)
+    }
+
+    /// The trace's own id of dense device `dense` (`dense` itself if it was never assigned).
+    pub fn trace_id(&self, dense: u32) -> u32 {
+        self.lock().ids.get(dense as usize).copied().unwrap_or(dense)
+    }
+
+    /// The trace ids numbered so far, by dense number.
+    pub fn ids(&self) -> Vec<u32> {
+        self.lock().ids.clone()
+    }
+
+    /// How many devices are numbered.
+    pub fn len(&self) -> usize {
+        self.lock().ids.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What the keys of a run are made of, for the checks [`DenseDevices`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeySpace {
+    /// One key per request, its offset (with the device above bit [`BLOCK_BITS`] once the trace
+    /// has a second device, so offsets must then stay below [`BLOCK_LIMIT`]).
+    Offsets,
+    /// One key per block of this many bytes: block numbers must stay below [`BLOCK_LIMIT`].
+    Blocks(u64),
+}
+
+/// A reader that numbers devices densely (see the module comment) and refuses what the keys
+/// cannot hold.
+pub struct DenseDevices<R> {
+    inner: R,
+    table: DeviceTable,
+    space: KeySpace,
+    /// Trace id -> dense number, a copy of the shared table's entries this reader has met.
+    local: rustc_hash::FxHashMap<u32, u32>,
+    last: Option<(u32, u32)>,
+    /// Requests returned so far (for messages).
+    seen: u64,
+    /// Largest offset seen (object mode: it must fit below the device bits once a second
+    /// device appears).
+    max_offset: u64,
+    several: bool,
+}
+
+impl<R: TraceReader> DenseDevices<R> {
+    pub fn new(inner: R, table: &DeviceTable, space: KeySpace) -> Self {
+        let several = table.len() > 1;
+        DenseDevices { inner, table: table.clone(), space, local: Default::default(), last: None, seen: 0, max_offset: 0, several }
+    }
+
+    fn error(&self, n: u64, field: &str, message: String) -> TraceError {
+        TraceError::new(self.inner.path(), Location::Request(n), Some(field), message)
+    }
+
+    #[inline]
+    fn number(&mut self, r: &mut Request, n: u64) -> Result<(), TraceError> {
+        let dense = match self.last {
+            Some((id, d)) if id == r.device => d,
+            _ => {
+                let d = match self.local.get(&r.device) {
+                    Some(&d) => d,
+                    None => {
+                        let d = self.table.dense(r.device).ok_or_else(|| {
+                            self.error(n, "device", format!("more than {MAX_DEVICES} distinct devices in one trace: iostack keys at most {MAX_DEVICES}"))
+                        })?;
+                        self.local.insert(r.device, d);
+                        d
+                    }
+                };
+                self.last = Some((r.device, d));
+                d
+            }
+        };
+        let device = r.device;
+        r.device = dense;
+        match self.space {
+            KeySpace::Blocks(page) => {
+                let page = page.max(1);
+                let last = r.offset.saturating_add(r.length.max(1) - 1) / page;
+                if last >= BLOCK_LIMIT {
+                    return Err(self.error(
+                        n,
+                        "offset",
+                        format!("byte {} of device {device} is block {last} of {page} bytes; blocks are keyed below 2^{BLOCK_BITS}", r.offset.saturating_add(r.length.max(1) - 1)),
+                    ));
+                }
+            }
+            KeySpace::Offsets => {
+                self.max_offset = self.max_offset.max(r.offset);
+                self.several |= dense > 0;
+                if self.several && self.max_offset >= BLOCK_LIMIT {
+                    return Err(self.error(
+                        n,
+                        "offset",
+                        format!(
+                            "offset {} with several devices in the trace: object keys hold the device above offsets below 2^{BLOCK_BITS} (256 TiB)",
+                            self.max_offset
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<R: TraceReader> TraceReader for DenseDevices<R> {
+    fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
+        match self.inner.next_request()? {
+            Some(mut r) => {
+                self.seen += 1;
+                self.number(&mut r, self.seen)?;
+                Ok(Some(r))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn read_batch(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        let start = buf.len();
+        let n = self.inner.read_batch(buf, max)?;
+        for i in start..buf.len() {
+            self.seen += 1;
+            let mut r = buf[i];
+            self.number(&mut r, self.seen)?;
+            buf[i].device = r.device;
+        }
+        Ok(n)
+    }
+
+    fn skipped(&self) -> u64 {
+        self.inner.skipped()
+    }
+
+    fn carries_files(&self) -> bool {
+        self.inner.carries_files()
+    }
+
+    fn path(&self) -> &Path {
+        self.inner.path()
+    }
+}
+
+/// The key of object mode: the offset, with the dense device above [`BLOCK_BITS`] (so a trace
+/// of one device keys by its plain offset, as libCacheSim does). Requests read through
+/// [`DenseDevices`] with [`KeySpace::Offsets`] never alias.
+#[inline(always)]
+pub fn object_key(r: &Request) -> u64 {
+    r.offset | ((r.device as u64) << BLOCK_BITS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{read_all, VecReader};
+
+    fn on(device: u32, offset: u64) -> Request {
+        let mut r = Request::read(offset, 4096);
+        r.device = device;
+        r
+    }
+
+    #[test]
+    fn devices_are_numbered_in_first_seen_order_and_mapped_back() {
+        let table = DeviceTable::new();
+        let reqs = vec![on(131072, 0), on(0, 0), on(65536, 0), on(0, 4096), on(8 << 20, 0), on(259 << 20, 0)];
+        let got = read_all(&mut DenseDevices::new(VecReader::new(reqs), &table, KeySpace::Blocks(4096))).unwrap();
+        assert_eq!(got.iter().map(|r| r.device).collect::<Vec<_>>(), vec![0, 1, 2, 1, 3, 4]);
+        assert_eq!(table.ids(), vec![131072, 0, 65536, 8 << 20, 259 << 20]);
+        assert_eq!(table.trace_id(2), 65536);
+        // A second pass over the same trace agrees.
+        let again = read_all(&mut DenseDevices::new(VecReader::new(vec![on(65536, 0)]), &table, KeySpace::Blocks(4096))).unwrap();
+        assert_eq!(again[0].device, 2);
+    }
+
+    #[test]
+    fn keys_that_cannot_hold_a_block_are_refused() {
+        let table = DeviceTable::new();
+        let far = on(0, u64::MAX - 4095);
+        let e = read_all(&mut DenseDevices::new(VecReader::new(vec![on(0, 0), far]), &table, KeySpace::Blocks(1))).unwrap_err();
+        assert_eq!(e.location, Location::Request(2));
+        assert!(e.to_string().contains("2^48"), "{e}");
+        // 4 KiB blocks hold every offset below 2^60.
+        assert!(read_all(&mut DenseDevices::new(VecReader::new(vec![on(0, 1 << 59)]), &DeviceTable::new(), KeySpace::Blocks(4096))).is_ok());
+    }
+
+    #[test]
+    fn object_keys_keep_full_offsets_for_one_device_only() {
+        let one = vec![on(5, u64::MAX - 1), on(5, 3)];
+        let got = read_all(&mut DenseDevices::new(VecReader::new(one), &DeviceTable::new(), KeySpace::Offsets)).unwrap();
+        assert_eq!(object_key(&got[0]), u64::MAX - 1);
+        let two = vec![on(5, 1 << 50), on(6, 3)];
+        let e = read_all(&mut DenseDevices::new(VecReader::new(two), &DeviceTable::new(), KeySpace::Offsets)).unwrap_err();
+        assert!(e.to_string().contains("several devices"), "{e}");
+        let ok = read_all(&mut DenseDevices::new(VecReader::new(vec![on(0, 7), on(65536, 7)]), &DeviceTable::new(), KeySpace::Offsets)).unwrap();
+        assert_ne!(object_key(&ok[0]), object_key(&ok[1]));
+    }
+
+    #[test]
+    fn too_many_devices_is_an_error() {
+        let reqs: Vec<Request> = (0..=MAX_DEVICES as u32).map(|d| on(d * 3, 0)).collect();
+        let e = read_all(&mut DenseDevices::new(VecReader::new(reqs), &DeviceTable::new(), KeySpace::Blocks(4096))).unwrap_err();
+        assert_eq!(e.location, Location::Request(MAX_DEVICES as u64 + 1));
+    }
+}
