@@ -130,29 +130,74 @@ fn a_trace_whose_time_goes_back_warns_once() {
 
 #[test]
 fn a_process_reached_long_after_its_trace_time_warns_in_closed_loop() {
-    // All times 0 (no think time): closed-loop replay reaches process 2 only after process 1's
-    // 200 reads of 1 ms, though its trace time says it starts at once.
-    let (w, rep) = warnings_of(sequential_processes(200, 0, 0), Replay::Closed);
+    // All times 0 (no think time), process 2 after all of process 1: the reader's look-ahead
+    // (one batch of 4,096 requests beyond what process 1 still has to issue) finds process 2
+    // only when process 1 has issued all but its last 904 reads of 1 ms, though its trace
+    // time says it starts at once.
+    let (w, rep) = warnings_of(sequential_processes(5000, 0, 0), Replay::Closed);
     assert_eq!(w.len(), 1, "{w:?}");
     assert!(w[0].contains("1 process(es) started late (the first: pid 2, trace time 0.000 s"), "{}", w[0]);
     let p2 = rep.processes.iter().find(|p| p.pid == 2).unwrap();
-    assert!(p2.start_ns >= 200_000_000, "{p2:?}");
+    assert!(p2.start_ns >= 4_000_000_000, "{p2:?}");
+    // Within the look-ahead, the same layout starts both at once, and does not warn.
+    let (w, rep) = warnings_of(sequential_processes(200, 0, 0), Replay::Closed);
+    assert!(w.is_empty(), "{w:?}");
+    assert!(rep.processes.iter().all(|p| p.start_ns == 0), "{:?}", rep.processes);
     // Open loop issues each request at its trace time: both processes start at 0.
-    let (w, _) = warnings_of(sequential_processes(200, 0, 0), Replay::Open);
+    let (w, _) = warnings_of(sequential_processes(5000, 0, 0), Replay::Open);
     assert!(w.is_empty(), "{w:?}");
 }
 
 #[test]
+fn closed_loop_processes_start_at_their_trace_times() {
+    // Three processes with their first request at trace time 0 and one at 5 ms, in time
+    // order; each reads its own blocks (misses of 2 ms each) every 1 ms of trace time, so every
+    // process runs behind its trace times once started.
+    let mut trace = Vec::new();
+    for i in 0..20u64 {
+        for pid in 1..=3u32 {
+            trace.push(req(i * 1_000_000, pid, Op::Read, pid as u64 * 10_000 + i * 10, 1));
+        }
+        trace.push(req(5_000_000 + i * 1_000_000, 4, Op::Read, 40_000 + i * 10, 1));
+    }
+    trace.sort_by_key(|r| r.time_ns);
+    for think in ["none", "trace"] {
+        let mut c = config();
+        c.replay = Replay::Closed;
+        c.device = "fixed:2ms".into();
+        c.think = think.into();
+        let mut run = TimedRun::new(&c).unwrap();
+        let front = Recorder::default();
+        run.observe(Boundary::Front, Box::new(front.clone()));
+        let rep = run.run(&mut VecReader::new(trace.clone())).unwrap();
+        assert!(rep.warnings.is_empty(), "{:?}", rep.warnings);
+        let starts: Vec<(u32, u64)> = rep.processes.iter().map(|p| (p.pid, p.start_ns)).collect();
+        assert_eq!(starts, [(1, 0), (2, 0), (3, 0), (4, 5_000_000)], "think {think}");
+        // Each process's first request is issued at its start; its later ones follow its own
+        // completions (a 2 ms read on a device shared by all), plus the think time.
+        let front = front.0.borrow();
+        for pid in 1..=4u32 {
+            let issues: Vec<u64> = front.iter().filter(|r| r.pid == pid).map(|r| r.time_ns).collect();
+            assert_eq!(issues.len(), 20);
+            assert_eq!(issues[0], if pid == 4 { 5_000_000 } else { 0 }, "think {think}, pid {pid}");
+            assert!(issues.windows(2).all(|w| w[1] >= w[0] + 2_000_000), "think {think}, pid {pid}: {issues:?}");
+        }
+        // Nothing waits for process 1 to get to a request: the four overlap from the start.
+        let p1_end = rep.processes[0].end_ns;
+        assert!(rep.processes.iter().all(|p| p.start_ns < p1_end));
+    }
+}
+
+#[test]
 fn interleaved_processes_and_late_trace_starts_do_not_warn() {
-    // The same requests in time order: both processes run from the start. (Process 2's first
-    // request, second in the file, is reached when process 1 wants its second: after the 1 ms
-    // of its first read.)
+    // The same requests in time order: both processes run from the start, each issuing its
+    // first request at its trace time 0.
     let mut trace = sequential_processes(200, 1_000_000, 0);
     trace.sort_by_key(|r| r.time_ns);
     let (w, rep) = warnings_of(trace, Replay::Closed);
     assert!(w.is_empty(), "{w:?}");
     let starts: Vec<u64> = rep.processes.iter().map(|p| p.start_ns).collect();
-    assert_eq!(starts, [0, 1_000_000]);
+    assert_eq!(starts, [0, 0]);
     assert!(serde_json::to_value(&rep).unwrap().get("warnings").is_none());
     // A process the trace starts late, on time: no warning either.
     let (w, _) = warnings_of(sequential_processes(200, 1_000_000, 400_000_000), Replay::Closed);

@@ -106,6 +106,8 @@ enum Kind {
     SchedWake,
     /// A block stage serves a request from its memory.
     StageServe,
+    /// Closed loop: the trace reader looks ahead for processes whose first request is due.
+    Discover,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -319,6 +321,10 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     batch_keys: Vec<Key>,
     batch_pos: usize,
     next_arrival: Option<Request>,
+    /// Closed-loop look-ahead: how far into `batch` the reader has looked for processes whose
+    /// first request is due, and whether it waits for the next batch.
+    ahead_pos: usize,
+    ahead_waits: bool,
     pub(crate) skipped: u64,
     /// What the replay noticed about the trace's order, for the report's warnings.
     pub(crate) order: OrderChecks,
@@ -328,7 +334,9 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
 /// that writes its processes one after another, say): requests whose trace time goes back
 /// relative to the ones before them in the file (the replay raises such a time to the previous
 /// one, so a process written after another runs after it), and, in closed loop, processes whose
-/// first request is reached by the trace reader long after its trace time, while others run.
+/// first request the trace reader's look-ahead (see `Engine::discover`) finds long after its
+/// trace time, because it lay beyond the batch the reader held, behind other processes'
+/// requests that were due but not yet issued.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct OrderChecks {
     /// Requests read, and the largest raw trace time among them.
@@ -362,8 +370,9 @@ impl OrderChecks {
         }
         if let Some((pid, t, at)) = self.first_late {
             w.push(format!(
-                "{} process(es) started late (the first: pid {pid}, trace time {}, first request issued at {}): closed-loop replay starts a process when the trace \
-                 reader reaches its first request, and replaying the other processes' requests before it in the file took that long. If the processes ran \
+                "{} process(es) started late (the first: pid {pid}, trace time {}, first request issued at {}): closed-loop replay starts a process at its \
+                 trace time when the trace reader, looking ahead no further than the batch of {INPUT_BATCH} requests it holds, finds its first request; here \
+                 it lay beyond that batch, behind other processes' requests that were due but not yet issued. If the processes ran \
                  concurrently, interleave their requests in time order (docs/timed.md, Replay)",
                 self.late, s(t), s(at)
             ));
@@ -435,6 +444,8 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             batch_keys: Vec::with_capacity(INPUT_BATCH),
             batch_pos: 0,
             next_arrival: None,
+            ahead_pos: 0,
+            ahead_waits: false,
             skipped: 0,
             order: OrderChecks::default(),
         }
@@ -573,6 +584,11 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
         self.batch.clear();
         self.batch_pos = 0;
+        self.ahead_pos = 0;
+        if std::mem::take(&mut self.ahead_waits) {
+            // The look-ahead stopped at the end of the last batch: it goes on in this one.
+            self.push(self.now, Kind::Discover, 0);
+        }
         if reader.read_batch(&mut self.batch, INPUT_BATCH)? == 0 {
             self.input_done = true;
             self.skipped = reader.skipped();
@@ -607,12 +623,18 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         Ok(true)
     }
 
-    fn proc_index(&mut self, r: &Request) -> u32 {
-        let pid = match self.s.processes {
+    /// The process `r` is for, as the run sees it.
+    #[inline]
+    fn pid_of(&self, r: &Request) -> u32 {
+        match self.s.processes {
             super::Processes::Trace => r.pid,
             super::Processes::One => 0,
             super::Processes::Device => r.device,
-        };
+        }
+    }
+
+    fn proc_index(&mut self, r: &Request) -> u32 {
+        let pid = self.pid_of(r);
         if self.last_proc.0 == pid && !self.procs.is_empty() {
             return self.last_proc.1;
         }
@@ -644,6 +666,61 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             self.enqueue(p, r);
             if want.is_none() {
                 return Ok(());
+            }
+        }
+    }
+
+    /// Closed loop: looks ahead in the trace, up to the present, for processes whose first
+    /// request is due, so that each starts at its trace time however far the running processes
+    /// have read. The look-ahead scans the batch in memory without taking requests from it;
+    /// only when it finds a new process does the reader take the requests up to that one's
+    /// first (queueing the others' on the way, as `fill` does). It then waits, as a `Discover`
+    /// event, for the trace time of the next request it has not seen. At the end of the batch
+    /// it waits until the running processes have taken the batch's requests (`refill` wakes it):
+    /// so the look-ahead holds no request beyond the batch, and a process whose first request
+    /// lies in a later batch starts when the others have issued the requests of this one.
+    fn discover(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<()> {
+        let t0 = self.t0.unwrap_or(0);
+        // A request is due when its time relative to the first is no later than now, and the
+        // reader has not raised the times past now (it never lets them go back).
+        let due_raw = t0.saturating_add(self.now);
+        loop {
+            let start = self.ahead_pos.max(self.batch_pos);
+            if start == self.batch.len() {
+                if self.batch_pos < self.batch.len() {
+                    self.ahead_pos = start;
+                    self.ahead_waits = true;
+                    return Ok(());
+                }
+                if !self.refill(reader)? {
+                    return Ok(());
+                }
+                continue;
+            }
+            // Most requests are due ones of the process last met: skip them in one tight scan.
+            let known = self.last_proc.0;
+            let rest = &self.batch[start..];
+            let n = if self.last_trace_ns > self.now {
+                0
+            } else {
+                rest.iter().position(|r| r.time_ns > due_raw || self.pid_of(r) != known).unwrap_or(rest.len())
+            };
+            let j = start + n;
+            self.ahead_pos = j;
+            let Some(&r) = self.batch.get(j) else { continue };
+            let t = r.time_ns.saturating_sub(t0).max(self.last_trace_ns);
+            if t > self.now {
+                self.push(t, Kind::Discover, 0);
+                return Ok(());
+            }
+            self.ahead_pos = j + 1;
+            if !self.proc_of.contains_key(&self.pid_of(&r)) {
+                // A process whose first request is due: take the requests up to it.
+                while self.batch_pos <= j {
+                    let Some(r) = self.next_request(reader)? else { break };
+                    let p = self.proc_index(&r);
+                    self.enqueue(p, r);
+                }
             }
         }
     }
@@ -741,7 +818,10 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     pub(crate) fn run(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<()> {
         match self.s.replay {
-            Replay::Closed => self.fill(reader, None)?,
+            Replay::Closed => {
+                self.fill(reader, None)?;
+                self.discover(reader)?;
+            }
             Replay::Open => {
                 if let Some(r) = self.next_request(reader)? {
                     self.next_arrival = Some(r);
@@ -774,6 +854,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                     self.kick();
                 }
                 Kind::StageServe => self.stage_served(e.arg),
+                Kind::Discover => self.discover(reader)?,
             }
             if self.s.replay == Replay::Closed {
                 self.continue_ready(reader)?;
