@@ -27,7 +27,7 @@ pub struct Args {
     /// List the generators and their parameters.
     #[arg(long)]
     pub list: bool,
-    /// Output file.
+    /// Output file; `-` streams the trace to standard output (iostack binary unless `--format csv`).
     #[arg(short, long, required_unless_present = "list")]
     pub output: Option<PathBuf>,
     /// Output format (csv, bin, oracle-general); from the output name when omitted.
@@ -142,9 +142,12 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     let start = std::time::Instant::now();
     let n = write::write_atomic(reader.as_mut(), output, format)?;
     let over = if info.common.contains(&"objects") { format!(" over {} objects", common.objects) } else { String::new() };
-    out.print(&format!(
-        "{name}: {n} requests{over} -> {} ({format}) in {:.2} s\n",
-        output.display(),
-        start.elapsed().as_secs_f64()
-    ))
+    let summary = format!("{name}: {n} requests{over} -> {} ({format}) in {:.2} s\n", output.display(), start.elapsed().as_secs_f64());
+    if write::is_stdout(output) {
+        // The trace itself went to standard output.
+        eprint!("{summary}");
+        Ok(())
+    } else {
+        out.print(&summary)
+    }
 }

@@ -75,6 +75,8 @@ fn split_compression(name: &str) -> (&str, OutCompression) {
 pub fn output_format(path: &Path, format: Option<Format>) -> Result<Format, ConfigError> {
     let f = match format {
         Some(f) => f,
+        // Standard output has no name to go by: iostack binary, the most compact and fastest.
+        None if is_stdout(path) => Format::Bin,
         None => format_for_output(path).ok_or_else(|| {
             ConfigError::new(
                 "--to",
@@ -309,8 +311,45 @@ pub fn temp_beside(output: &Path) -> Result<PathBuf, Error> {
     Ok(dir.join(format!(".{}.tmp-{}", name.to_string_lossy(), std::process::id())))
 }
 
-/// Streams `reader` into a new `output` of `format` through a temporary file renamed at the end.
+/// Whether `output` names standard output (`-`).
+pub fn is_stdout(output: &Path) -> bool {
+    output.as_os_str() == "-"
+}
+
+/// Streams `reader` to standard output as CSV or iostack binary, uncompressed, as it is read
+/// (constant memory whatever the length). oracleGeneral cannot be streamed: its next-access
+/// field is filled in from the whole file.
+fn write_stdout(reader: &mut dyn TraceReader, format: Format) -> Result<u64, Error> {
+    let name = Path::new("<standard output>");
+    let out: Box<dyn Write> = Box::new(BufWriter::with_capacity(1 << 20, io::stdout().lock()));
+    let mut w: Box<dyn TraceWriter> = match format {
+        Format::Csv => Box::new(CsvWriter::new(name, out)?),
+        Format::Bin => Box::new(BinWriter::new(name, out)?),
+        _ => {
+            return Err(ConfigError::new(
+                "--format",
+                format!("{format} cannot be written to standard output (its next-access field needs the whole file); stream csv or bin"),
+            )
+            .into())
+        }
+    };
+    let mut buf = Vec::with_capacity(1 << 14);
+    loop {
+        buf.clear();
+        if reader.read_batch(&mut buf, 1 << 14)? == 0 {
+            break;
+        }
+        w.write_all(&buf)?;
+    }
+    Ok(w.finish()?)
+}
+
+/// Streams `reader` into a new `output` of `format` through a temporary file renamed at the end;
+/// `-` streams to standard output instead.
 pub fn write_atomic(reader: &mut dyn TraceReader, output: &Path, format: Format) -> Result<u64, Error> {
+    if is_stdout(output) {
+        return write_stdout(reader, format);
+    }
     let tmp = temp_beside(output)?;
     let result = (|| -> Result<u64, Error> {
         let mut w = create_named(&tmp, output, format)?;
