@@ -322,7 +322,7 @@ pub fn is_stdout(output: &Path) -> bool {
 fn write_stdout(reader: &mut dyn TraceReader, format: Format) -> Result<u64, Error> {
     let name = Path::new("<standard output>");
     let out: Box<dyn Write> = Box::new(BufWriter::with_capacity(1 << 20, io::stdout().lock()));
-    let mut w: Box<dyn TraceWriter> = match format {
+    let w: Box<dyn TraceWriter> = match format {
         Format::Csv => Box::new(CsvWriter::new(name, out)?),
         Format::Bin => Box::new(BinWriter::new(name, out)?),
         _ => {
@@ -333,6 +333,11 @@ fn write_stdout(reader: &mut dyn TraceReader, format: Format) -> Result<u64, Err
             .into())
         }
     };
+    copy(reader, w)
+}
+
+/// Writes every request of `reader` to `w` and finishes it; returns the number written.
+fn copy(reader: &mut dyn TraceReader, mut w: Box<dyn TraceWriter>) -> Result<u64, Error> {
     let mut buf = Vec::with_capacity(1 << 14);
     loop {
         buf.clear();
@@ -352,16 +357,7 @@ pub fn write_atomic(reader: &mut dyn TraceReader, output: &Path, format: Format)
     }
     let tmp = temp_beside(output)?;
     let result = (|| -> Result<u64, Error> {
-        let mut w = create_named(&tmp, output, format)?;
-        let mut buf = Vec::with_capacity(1 << 14);
-        loop {
-            buf.clear();
-            if reader.read_batch(&mut buf, 1 << 14)? == 0 {
-                break;
-            }
-            w.write_all(&buf)?;
-        }
-        let n = w.finish()?;
+        let n = copy(reader, create_named(&tmp, output, format)?)?;
         fs::rename(&tmp, output).map_err(|e| TraceError::io(output, &e))?;
         Ok(n)
     })();

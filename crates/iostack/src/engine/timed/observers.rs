@@ -185,7 +185,7 @@ impl ProbeThread {
                     let next = recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
                     let full = std::mem::replace(batch, next);
                     if to_probe.send(full).is_err() {
-                        // The thread is gone (it panicked): joining it in `probe` reports that.
+                        // The thread is gone (it panicked): joining it raises its panic here.
                         self.join();
                     }
                 }
