@@ -4,6 +4,16 @@
 # generated workload.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Headless Chromium renders `iostack report`'s HTML in the tests (tests/test_report.py). Debian's
+# package, installed where this can be done (as root with apt-get); elsewhere that test skips.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+            || echo "install.sh: could not install chromium; the report's browser test will be skipped" >&2
+    else
+        echo "install.sh: chromium is missing and cannot be installed here (not root, or no apt-get); the report's browser test will be skipped" >&2
+    fi
+fi
 python3 -m pip install --upgrade --quiet pip
 python3 -m pip install --quiet -e ".[test,bench]"
 # The console script lands in pip's script folder, which may not be on PATH.

@@ -96,7 +96,7 @@ def test_errors_are_value_errors(tmp_path):
     bad.write_text("time_ns,op,offset,length\n0,R,notanumber,4096\n")
     with pytest.raises(ValueError, match="line 2"):
         iostack.analyze(bad)
-    with pytest.raises(ValueError, match="--page-size"):
+    with pytest.raises(ValueError, match="^page_size: "):  # named as the keyword, not the command-line option
         iostack.analyze(bad, page_size="0")
     a = iostack.analyze(bad, skip_invalid=True)
     assert a.summary["skipped_invalid"][0] == 1

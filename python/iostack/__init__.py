@@ -9,7 +9,7 @@ plots and reports on top.
 
 from iostack._core import __version__
 
-__all__ = ["__version__", "policies", "read_trace", "simulate", "analyze", "Analysis", "run"]
+__all__ = ["__version__", "policies", "read_trace", "simulate", "analyze", "Analysis", "run", "Policy", "Access"]
 
 # The public functions live in submodules that are imported on first use (PEP 562), so that the
 # `iostack` console command, which imports this package, starts without loading them (nor
@@ -21,8 +21,10 @@ _LAZY = {
     "analyze": "iostack.analysis",
     "Analysis": "iostack.analysis",
     "run": "iostack.timed",
+    "Policy": "iostack.policy",
+    "Access": "iostack.policy",
 }
-_SUBMODULES = ("_sim", "analysis", "timed", "plots", "cli")
+_SUBMODULES = ("_sim", "analysis", "timed", "plots", "cli", "policy")
 
 
 def __getattr__(name):
@@ -32,10 +34,12 @@ def __getattr__(name):
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
+    if name == "plot":  # iostack.plot: the plotting functions
+        return importlib.import_module("iostack.plots")
     if name in _SUBMODULES:
         return importlib.import_module(f"iostack.{name}")
     raise AttributeError(f"module 'iostack' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES) | {"plot"})

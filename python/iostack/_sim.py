@@ -106,7 +106,7 @@ def _arrays(trace: Any) -> tuple:
 
 def simulate(
     trace: Any,
-    policy: Union[str, Sequence[str]] = "lru",
+    policy: Union[str, type, Sequence[Union[str, type]]] = "lru",
     cache_size: Union[int, str, Sequence[Union[int, str]]] = 1000,
     mode: str = "object",
     unit_size: bool = False,
@@ -116,17 +116,23 @@ def simulate(
     threads: int = 0,
     hints: Any = None,
     per_process: bool = False,
+    mapping: str | None = None,
 ):
     """Miss-ratio simulation of one or more policies and cache sizes over one trace.
 
     ``trace`` is a path to a trace file (any format ``iostack formats`` lists; detected when
     ``format`` is None), or requests in memory: a DataFrame or dict of arrays with an ``offset``
     column and optional ``length`` (default 1), ``time_ns``, ``op``, ``pid``, ``device``
-    (as :func:`read_trace` returns them).
+    (as :func:`read_trace` returns them). ``mapping`` gives the columns of a generic CSV trace
+    (``"offset=2,length=3,op=1,time=0"``, see docs/formats.md).
 
     ``cache_size`` is a count in the cache's unit (objects with ``unit_size``, bytes in sized
     object mode, blocks of ``page_size`` in block mode) or a string with a byte unit
     (``"64MiB"``; not allowed with ``unit_size``).
+
+    ``policy`` is a name (``iostack.policies()``, with parameters as in ``"slru:segments=4"``),
+    an :class:`iostack.Policy` subclass (one instance is built per run; see
+    :mod:`iostack.policy`), or a list of these.
 
     Returns a dict for one policy and one size; a pandas DataFrame with one row per run (policies
     outer, sizes inner) when ``policy`` or ``cache_size`` is a list. The fields are those of
@@ -150,20 +156,17 @@ def simulate(
     """
     policies, many_p = _as_list(policy)
     sizes, many_s = _as_list(cache_size)
-    if not all(isinstance(p, str) for p in policies):
-        raise ValueError("policy: expected a policy name or a list of names")
+    from iostack.policy import check_policy_arg
+
+    for p in policies:
+        check_policy_arg(p)
     size_texts = [_size_text(s) for s in sizes]
     extra = dict(per_process=bool(per_process), **_hints_args(hints))
-    if isinstance(trace, (str, os.PathLike)):
-        rows = _core.simulate(os.fspath(trace), policies, size_texts, mode=mode, unit_size=unit_size,
-                              page_size=int(page_size), format=format, skip_invalid=skip_invalid,
-                              threads=int(threads), **extra)
-    else:
-        if format is not None:
-            raise ValueError("format: applies to trace files only")
-        rows = _core.simulate(None, policies, size_texts, mode=mode, unit_size=unit_size,
-                              page_size=int(page_size), threads=int(threads), arrays=_arrays(trace),
-                              files=_file_arrays(trace), **extra)
+    from iostack._errors import python_errors
+
+    with python_errors():
+        rows = _simulate_rows(trace, policies, size_texts, mode, unit_size, page_size, format, skip_invalid, threads, mapping, extra)
+    _warn_cache_too_small(rows)
     if many_p or many_s:
         import pandas as pd
 
@@ -213,6 +216,32 @@ def _file_arrays(trace: Any):
     offs = np.zeros(ids.shape[0], dtype=np.uint64) if offs is None else np.asarray(offs)
     offs = np.ascontiguousarray(np.where(np.asarray(offs) < 0, 0, offs), dtype=np.uint64)
     return (ids, offs)
+
+
+def _warn_cache_too_small(rows) -> None:
+    import warnings
+
+    for r in rows:
+        if r["requests"] and r.get("requests_larger_than_cache") == r["requests"]:
+            warnings.warn(
+                f"{r['policy']} at cache_size {r['cache_size']} ({r['cache_unit']}): the cache is smaller than every object "
+                "of the trace, so every request misses (sizes are in bytes in sized object mode; unit_size=True counts objects)",
+                stacklevel=3,
+            )
+
+
+def _simulate_rows(trace, policies, size_texts, mode, unit_size, page_size, format, skip_invalid, threads, mapping, extra):
+    if isinstance(trace, (str, os.PathLike)):
+        rows = _core.simulate(os.fspath(trace), policies, size_texts, mode=mode, unit_size=unit_size,
+                              page_size=int(page_size), format=format, skip_invalid=skip_invalid,
+                              threads=int(threads), mapping=mapping, **extra)
+    else:
+        if format is not None or mapping is not None:
+            raise ValueError(f"{'format' if format is not None else 'mapping'}: applies to trace files only")
+        rows = _core.simulate(None, policies, size_texts, mode=mode, unit_size=unit_size,
+                              page_size=int(page_size), threads=int(threads), arrays=_arrays(trace),
+                              files=_file_arrays(trace), **extra)
+    return rows
 
 
 def read_trace(path: PathLike, format: str | None = None, as_frame: bool = True, skip_invalid: bool = False):

@@ -3,12 +3,19 @@
 The analysis itself runs in the Rust core (the same code as ``iostack analyze``); this module
 turns its report into pandas DataFrames:
 
-- ``summary``: one row of scalar figures (requests, footprint, read fraction, affinities, ...);
-- ``mrc``: the LRU miss-ratio curve, one row per cache size (``cache_size``, ``miss_ratio``,
-  ``misses``, and in block mode ``request_miss_ratio``);
+- ``summary``: one row of scalar figures (requests, footprint_units, footprint_bytes, read fraction, affinities, ...);
+- ``mrc``: the LRU miss-ratio curve, one row per cache size (``cache_size``, ``miss_ratio`` and
+  ``misses`` per unit of the analysis, ``request_miss_ratio`` per request as ``iostack sim``'s
+  ``miss_ratio``, and in block mode ``block_miss_ratio``, the same as ``miss_ratio``);
 - ``histograms``: log2-bucket histograms, one row per (``distance``, bucket) for the stack,
   block and reuse distances, request sizes and sequential-run lengths;
-- ``series``: affinities and working set per interval.
+- ``series``: affinities and working set per interval;
+- ``popularity``: the rank-frequency curve (``rank``, ``count``; ranks sampled 20 per decade),
+  whose Zipf fit is ``summary.zipf_alpha``;
+- ``timeline``: activity per time interval (``start_s``, ``span_s``, ``requests``, reads,
+  writes, bytes, ``request_rate``, ``byte_rate``, ``new_units``, ``footprint_units``), and
+  ``timeline_by_request`` the same per request-count interval (for traces without timestamps);
+- ``processes``: one row per process (``pid``; ``<NA>`` sums the processes after the first 4096).
 
 Stack and block affinity follow Fox, Lojpur and Wang, "Quantifying temporal and spatial
 localities in storage workloads" (Section 3): ``1 / log10(10 + distance)``; an affinity that
@@ -42,11 +49,21 @@ class Analysis:
     mrc: pd.DataFrame
     histograms: pd.DataFrame
     series: pd.DataFrame
+    popularity: pd.DataFrame
+    timeline: pd.DataFrame
+    timeline_by_request: pd.DataFrame
+    processes: pd.DataFrame
     #: The full report, as ``iostack analyze --json`` prints it.
     report: dict
 
     def __repr__(self) -> str:
         return f"Analysis({self.report.get('trace')!r}, {self.report.get('requests')} requests)"
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the trace summary, its processes and the main figures."""
+        from iostack.report import analysis_html
+
+        return analysis_html(self.report)
 
 
 def analyze_argv(
@@ -89,7 +106,10 @@ def analyze(trace: PathLike, **options) -> Analysis:
 
     Raises ``ValueError`` with the command's message on a bad trace or option.
     """
-    report = json.loads(_core.analyze_json(analyze_argv(trace, **options)))
+    from iostack._errors import python_errors
+
+    with python_errors():
+        report = json.loads(_core.analyze_json(analyze_argv(trace, **options)))
     return from_report(report)
 
 
@@ -100,6 +120,10 @@ def from_report(report: dict) -> Analysis:
         mrc=_mrc(report),
         histograms=_histograms(report),
         series=_series(report),
+        popularity=_popularity(report),
+        timeline=_timeline(report.get("over_time"), seconds=True),
+        timeline_by_request=_timeline(report.get("over_requests"), seconds=False),
+        processes=_processes(report),
         report=report,
     )
 
@@ -124,6 +148,7 @@ def _summary(r: dict) -> pd.DataFrame:
         "read_bytes": r["ops"]["read_bytes"],
         "write_bytes": r["ops"]["write_bytes"],
         "read_fraction": _nan(r["ops"]["read_fraction"]),
+        "read_byte_fraction": _nan(r["ops"].get("read_byte_fraction")),
         "footprint_units": r["footprint_units"],
         "footprint_bytes": r["footprint_bytes"],
         "references": loc["references"],
@@ -145,15 +170,36 @@ def _summary(r: dict) -> pd.DataFrame:
         "first_references": loc["stack_distance"]["first_references"],
         "first_reference_max": loc["stack_distance"]["first_reference_max"],
     }
+    if "popularity" in r:
+        pop, ia, rt = r["popularity"], r["inter_arrival"], r["reuse_time"]
+        first, last = r.get("first_time_ns"), r.get("last_time_ns")
+        row.update({
+            "duration_s": (last - first) / 1e9 if first is not None and last is not None else float("nan"),
+            "zipf_alpha": _nan(pop["zipf_alpha"]),
+            "zipf_r2": _nan(pop["zipf_r2"]),
+            "one_hit_wonders": pop["one_hit_wonders"],
+            "one_hit_wonder_ratio": _nan(pop["one_hit_wonder_ratio"]),
+            "max_count": pop["max_count"],
+            "inter_arrival_mean_ns": _nan(ia["mean_ns"]),
+            "inter_arrival_median_ns": _nan(ia["median_ns"]),
+            "reuse_time_mean_ns": _nan(rt["mean_ns"]),
+            "reuse_time_median_ns": _nan(rt["median_ns"]),
+            "processes": len(r["processes"]),
+        })
     return pd.DataFrame([row])
 
 
 def _mrc(r: dict) -> pd.DataFrame:
     import pandas as pd
 
+    # `miss_ratio` is per unit of the analysis; the explicit names say which: per block in block
+    # mode (sim's block_miss_ratio), per request otherwise (sim's miss_ratio).
     df = pd.DataFrame(r["mrc"], columns=["cache_size", "miss_ratio", "misses"])
     if r.get("mrc_requests") is not None:
+        df["block_miss_ratio"] = df["miss_ratio"]
         df["request_miss_ratio"] = [p["miss_ratio"] for p in r["mrc_requests"]]
+    else:
+        df["request_miss_ratio"] = df["miss_ratio"]
     return df
 
 
@@ -168,6 +214,9 @@ def _histograms(r: dict) -> pd.DataFrame:
         "request_size": r["request_size"]["histogram"],
         "run_length": r["sequential"]["run_length_histogram"],
     }
+    if "inter_arrival" in r:
+        parts["inter_arrival_ns"] = r["inter_arrival"]["histogram"]
+        parts["reuse_time_ns"] = r["reuse_time"]["histogram"]
     rows = [
         {"distance": name, "lo": b["lo"], "hi": b["hi"], "count": b["count"]}
         for name, buckets in parts.items()
@@ -187,4 +236,46 @@ def _series(r: dict) -> pd.DataFrame:
     df = df.astype({"stack_affinity": float, "block_affinity": float})
     df.attrs["unit"] = s["unit"]
     df.attrs["width"] = s["width"]
+    return df
+
+
+def _popularity(r: dict) -> pd.DataFrame:
+    import pandas as pd
+
+    pts = r.get("popularity", {}).get("rank_frequency", [])
+    return pd.DataFrame(pts, columns=["rank", "count"])
+
+
+_TIMELINE_COLUMNS = ["requests", "reads", "writes", "read_bytes", "write_bytes", "request_rate", "byte_rate", "new_units",
+                     "footprint_units", "first_references"]
+
+
+def _timeline(t: Optional[dict], seconds: bool) -> pd.DataFrame:
+    """One row per interval; times in seconds from the first request (``seconds``) or request
+    indexes. ``attrs`` keep the unit and width; ``stack_distance_histograms`` (in ``attrs``)
+    holds each interval's log2 histogram of request stack distances."""
+    import pandas as pd
+
+    pts = (t or {}).get("points", [])
+    if seconds:
+        cols = {"start_s": [p["start"] / 1e9 for p in pts], "span_s": [p["span"] / 1e9 for p in pts]}
+    else:
+        cols = {"start": [p["start"] for p in pts], "span": [p["span"] for p in pts]}
+    for c in _TIMELINE_COLUMNS:
+        cols[c] = [p[c] for p in pts]
+    df = pd.DataFrame(cols).astype({"request_rate": float, "byte_rate": float})
+    df.attrs["unit"] = (t or {}).get("unit", "ns" if seconds else "requests")
+    df.attrs["width"] = (t or {}).get("width")
+    df.attrs["stack_distance_histograms"] = [p["stack_distance_histogram"] for p in pts]
+    return df
+
+
+def _processes(r: dict) -> pd.DataFrame:
+    import pandas as pd
+
+    cols = ["pid", "requests", "reads", "writes", "read_bytes", "write_bytes", "sequential_fraction", "first_time_ns",
+            "last_time_ns"]
+    df = pd.DataFrame(r.get("processes", []), columns=cols)
+    df["pid"] = df["pid"].astype("Int64")
+    df["sequential_fraction"] = df["sequential_fraction"].astype(float)
     return df

@@ -1,12 +1,16 @@
 """The ``iostack`` console command: runs the Rust command line in-process.
 
-Everything is the Rust command line (``iostack._core.main``), except ``iostack analyze ...
---plot DIR``: plots are drawn with matplotlib here, so that command runs the analysis through
-``_core.analyze_cli`` (which prints the usual table or JSON and hands back the report) and then
-writes the PNG files with ``iostack.plots``.
+Everything is the Rust command line (``iostack._core.main``), except ``--plot DIR`` of ``iostack
+analyze``, ``iostack sim`` and ``iostack run``, and ``iostack report``: plots are drawn with
+matplotlib here. ``analyze`` runs through ``_core.analyze_cli`` (which prints the usual table or
+JSON and hands back the report); ``sim`` and ``run`` run with ``--json`` into a buffer, the
+output the user asked for (JSON, or a table of the results) is printed, then the PNG files are
+written with ``iostack.plots``.
 """
 
+import os
 import sys
+import tempfile
 
 from iostack import _core
 
@@ -21,11 +25,39 @@ def _plot_dir(argv):
     return None
 
 
+def _without_plot(argv):
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--plot":
+            skip = True
+        elif not a.startswith("--plot="):
+            out.append(a)
+    return out
+
+
 def main() -> None:
     argv = ["iostack", *sys.argv[1:]]
-    if len(argv) > 1 and argv[1] == "analyze" and _plot_dir(argv[2:]) is not None:
-        sys.exit(_analyze_with_plots(argv))
+    command = argv[1] if len(argv) > 1 else None
+    if command == "report":
+        from iostack.report import main as report_main
+
+        sys.exit(report_main(argv[2:]))
+    if command in ("analyze", "sim", "run") and _plot_dir(argv[2:]) is not None:
+        sys.exit({"analyze": _analyze_with_plots, "sim": _sim_with_plots, "run": _run_with_plots}[command](argv))
     sys.exit(_core.main(argv))
+
+
+def _write_plots(draw, outdir) -> int:
+    try:
+        paths = draw(outdir)
+    except OSError as e:
+        print(f"iostack: error: --plot {outdir}: {e}", file=sys.stderr)
+        return 1
+    for p in paths:
+        print(f"wrote {p}", file=sys.stderr)
+    return 0
 
 
 def _analyze_with_plots(argv) -> int:
@@ -34,16 +66,89 @@ def _analyze_with_plots(argv) -> int:
         return code
     import json
 
-    from iostack.plots import plot_analysis
+    from iostack.plots import write_analysis
 
-    try:
-        paths = plot_analysis(json.loads(report), _plot_dir(argv[2:]))
-    except OSError as e:
-        print(f"iostack: error: --plot: {e}", file=sys.stderr)
-        return 1
-    for p in paths:
-        print(f"wrote {p}", file=sys.stderr)
-    return 0
+    return _write_plots(lambda d: write_analysis(json.loads(report), d), _plot_dir(argv[2:]))
+
+
+def _json_run(argv):
+    """Runs the Rust command ``argv`` with ``--json`` and its standard output captured;
+    returns (exit code, output). Errors still go to standard error."""
+    args = _without_plot(argv)
+    wants_json = "--json" in args
+    if not wants_json:
+        args.append("--json")
+    sys.stdout.flush()
+    with tempfile.TemporaryFile() as f:
+        saved = os.dup(1)
+        os.dup2(f.fileno(), 1)
+        try:
+            code = _core.main(args)
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        f.seek(0)
+        return code, f.read().decode(), wants_json
+
+
+def _sim_with_plots(argv) -> int:
+    code, out, wants_json = _json_run(argv)
+    if code != 0:
+        sys.stdout.write(out)
+        return code
+    import json
+
+    import pandas as pd
+
+    rows = json.loads(out)
+    df = pd.DataFrame(rows)
+    if wants_json:
+        sys.stdout.write(out)
+    else:
+        grid = df.pivot_table(index="policy", columns="cache_size", values="miss_ratio", sort=False)
+        print(f"request miss ratio ({df['cache_unit'].iloc[0]}); --json for every field")
+        print(grid.to_string(float_format=lambda v: f"{v:.4f}"))
+    from iostack.plots import write_sim
+
+    return _write_plots(lambda d: write_sim(df, d, footprint=_footprints(df)), _plot_dir(argv[2:]))
+
+
+def _footprints(df):
+    """Distinct objects or blocks of each trace, in the cache's unit (unit-size objects or
+    blocks); None for sized object mode, whose unit is bytes."""
+    from iostack.analysis import analyze
+
+    if df["cache_unit"].iloc[0] == "bytes":
+        return None
+    mode = "block" if df["mode"].iloc[0] == "block" else "object"
+    out = {}
+    for t in dict.fromkeys(df["trace"]):
+        fmt = df[df["trace"] == t]["format"].iloc[0]
+        try:
+            a = analyze(t, mode=mode, page_size=int(df["page_size"].iloc[0]), mrc_sizes=[1], format=fmt)
+            out[t] = int(a.report["footprint_units"])
+        except (ValueError, OSError):
+            pass
+    return out
+
+
+def _run_with_plots(argv) -> int:
+    code, out, wants_json = _json_run(argv)
+    if code != 0 or wants_json:
+        sys.stdout.write(out)
+    if code != 0:
+        return code
+    import json
+
+    from iostack.plots import write_run
+
+    r = json.loads(out)
+    if not wants_json:
+        resp = r["response"]
+        print(f"elapsed {r['elapsed_ns'] / 1e9:.6f} s, device busy {r['device_busy_ns'] / 1e9:.6f} s, "
+              f"{r['device_requests']} device requests, hit ratio {r['hit_ratio']:.4f}, "
+              f"response mean {resp['mean_ns'] / 1e6:.3f} ms, p99 {resp['p99_ns'] / 1e6:.3f} ms (--json for every field)")
+    return _write_plots(lambda d: write_run(r, d), _plot_dir(argv[2:]))
 
 
 if __name__ == "__main__":

@@ -1,120 +1,568 @@
-"""PNG plots of an ``iostack analyze`` report (matplotlib, no display needed).
+"""Plots of iostack's results with matplotlib (``iostack.plot`` is this module).
 
-``plot_analysis(report, outdir)`` writes:
+Every function takes what iostack returns (DataFrames of :func:`iostack.simulate`, an
+:class:`iostack.Analysis`, result dicts of :func:`iostack.run`, or the JSON the commands print)
+and draws on ``ax`` (or a new figure); each axis is labelled with its unit, and axes that span
+decades are logarithmic. The ``write_*`` functions save PNG files and return their paths; they
+back ``--plot DIR`` of ``iostack sim``, ``iostack run`` and ``iostack analyze``.
 
-- ``mrc.png``: the LRU miss-ratio curve against cache size (log x axis);
-- ``affinity.png``: stack and block affinity per interval over the trace, in the manner of Fox,
-  Lojpur and Wang's Figures 6.1 and 6.2, with the working set on a second axis;
-- ``distances.png``: log2-bucket histograms of stack, block and reuse distances.
+- :func:`mrc`: miss-ratio curves of several policies and traces, request and byte miss ratio,
+  the footprint marked (:func:`write_sim`: ``mrc.png``).
+- Analysis (:func:`write_analysis`): ``mrc.png`` (LRU, not past the footprint), ``affinity.png``
+  (stack and block affinity over time; a partial last interval shown apart), ``distances.png``
+  (log2 histograms on log axes), ``popularity.png`` (rank-frequency and Zipf fit),
+  ``timeline.png`` (request rate and footprint over time), ``distributions.png`` (CDFs of
+  request size, inter-arrival and reuse time), ``heatmap.png`` (stack distance over time),
+  ``processes.png``.
+- Timed runs (:func:`write_run`): ``sequences.png`` (CDFs of disk sequence and request sizes,
+  as DULO's Figure 4), ``response.png`` (response-time percentiles), ``affinity.png`` (stack and
+  block affinity per layer boundary), ``processes.png``, and with several runs ``stacks.png``
+  (I/O time and hit ratio across stacks).
 """
 
 from __future__ import annotations
 
-import os
+import math
 import pathlib
-from typing import List, Union
+from typing import Iterable, List, Optional, Sequence, Union
 
 import matplotlib
 
 matplotlib.use("Agg")  # files only; never needs a display
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+import numpy as np  # noqa: E402
 
 from iostack.analysis import Analysis, from_report  # noqa: E402
 
-
-def _frames(report: Union[dict, Analysis]) -> Analysis:
-    return report if isinstance(report, Analysis) else from_report(report)
+PathLike = Union[str, pathlib.Path]
 
 
-def plot_analysis(report: Union[dict, Analysis], outdir: Union[str, "os.PathLike[str]"]) -> List[pathlib.Path]:
-    """Writes the plots of ``report`` into ``outdir`` (created if needed); returns their paths."""
-    a = _frames(report)
-    out = pathlib.Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
-    title = pathlib.Path(str(a.report.get("trace", ""))).name
-    paths = [plot_mrc(a, out / "mrc.png", title), plot_affinity(a, out / "affinity.png", title), plot_distances(a, out / "distances.png", title)]
-    return paths
+def _ax(ax, size=(7, 4.5)):
+    if ax is not None:
+        return ax.figure, ax
+    return plt.subplots(figsize=size)
 
 
-def plot_mrc(a: Analysis, path: pathlib.Path, title: str = "") -> pathlib.Path:
-    r = a.report
-    unit = f"{r['page_size']}-byte blocks" if r.get("page_size") else f"{r['mode']}s"
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    m = a.mrc
-    ax.plot(m["cache_size"], m["miss_ratio"], marker="o", ms=3, label="per block" if "request_miss_ratio" in m else "LRU")
-    if "request_miss_ratio" in m:
-        ax.plot(m["cache_size"], m["request_miss_ratio"], marker="s", ms=3, label="per request")
-        ax.legend()
-    if len(m) and m["cache_size"].max() > 10 * max(1, m["cache_size"].min()):
-        ax.set_xscale("log", base=2)
-    ax.set_xlabel(f"cache size ({unit})")
-    ax.set_ylabel("LRU miss ratio")
-    ax.set_ylim(0, 1.02)
-    ax.grid(True, alpha=0.3)
-    ax.set_title(f"LRU miss-ratio curve {title}".strip())
+def _save(fig, path: PathLike) -> pathlib.Path:
+    path = pathlib.Path(path)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
-def plot_affinity(a: Analysis, path: pathlib.Path, title: str = "") -> pathlib.Path:
+def _spans_decades(values, factor=30.0) -> bool:
+    v = np.asarray([x for x in values if x is not None and x > 0], dtype=float)
+    return v.size > 1 and v.max() / v.min() >= factor
+
+
+def _bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def _seconds(ns: float) -> str:
+    for unit, f in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= f:
+            return f"{ns / f:.3g} {unit}"
+    return f"{ns:.0f} ns"
+
+
+def _analysis(a) -> Analysis:
+    return a if isinstance(a, Analysis) else from_report(a)
+
+
+# --- miss-ratio curves -------------------------------------------------------------------------
+
+
+def mrc(df, ax=None, ratio: str = "miss_ratio", footprint: Optional[dict] = None, title: str = ""):
+    """Miss ratio against cache size, one line per (trace, policy) of ``df`` (rows of
+    :func:`iostack.simulate` or ``iostack sim --json``). ``ratio``: ``miss_ratio`` (requests),
+    ``byte_miss_ratio`` or ``block_miss_ratio``. ``footprint`` maps trace to its footprint in the
+    cache's unit, drawn as a dotted vertical line."""
+    import pandas as pd
+
+    df = pd.DataFrame(df)
+    fig, ax = _ax(ax)
+    traces = list(dict.fromkeys(df["trace"])) if "trace" in df else [""]
+    many = len(traces) > 1
+    styles = ["-", "--", ":", "-."]
+    for ti, t in enumerate(traces):
+        sub = df[df["trace"] == t] if "trace" in df else df
+        for pi, (pol, g) in enumerate(sub.groupby("policy", sort=False)):
+            g = g.sort_values("cache_size")
+            label = f"{pol} ({pathlib.Path(str(t)).name})" if many else str(pol)
+            ax.plot(g["cache_size"], g[ratio], marker="o", ms=3, ls=styles[ti % len(styles)], color=f"C{pi % 10}", label=label)
+        if footprint and t in footprint and footprint[t]:
+            ax.axvline(footprint[t], color="0.4", ls=":", lw=1)
+            ax.annotate(f"footprint {footprint[t]:,}", (footprint[t], 0.98), xycoords=("data", "axes fraction"),
+                        rotation=90, va="top", ha="right", fontsize=7, color="0.3")
+    if _spans_decades(df["cache_size"]):
+        ax.set_xscale("log")
+    unit = df["cache_unit"].iloc[0] if "cache_unit" in df and len(df) else "objects"
+    if unit == "blocks" and "page_size" in df:
+        unit = f"{int(df['page_size'].iloc[0])}-byte blocks"
+    ax.set_xlabel(f"cache size ({unit})")
+    names = {"miss_ratio": "request miss ratio", "byte_miss_ratio": "byte miss ratio", "block_miss_ratio": "block miss ratio"}
+    ax.set_ylabel(names.get(ratio, ratio))
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+def write_sim(df, outdir: PathLike, footprint: Optional[dict] = None) -> List[pathlib.Path]:
+    """``mrc.png``: request and byte miss-ratio curves side by side (and block miss ratio in
+    block mode) for every policy and trace of ``df``."""
+    import pandas as pd
+
+    df = pd.DataFrame(df)
+    out = pathlib.Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    ratios = ["miss_ratio", "byte_miss_ratio"] + (["block_miss_ratio"] if "block_miss_ratio" in df and df["block_miss_ratio"].notna().any() else [])
+    fig, axes = plt.subplots(1, len(ratios), figsize=(5.2 * len(ratios), 4.3))
+    for ax, r in zip(np.atleast_1d(axes), ratios):
+        mrc(df, ax=ax, ratio=r, footprint=footprint)
+    fig.suptitle("Miss-ratio curves")
+    return [_save(fig, out / "mrc.png")]
+
+
+# --- analysis ----------------------------------------------------------------------------------
+
+
+def analysis_mrc(a, ax=None):
+    """The one-pass LRU miss-ratio curve of an analysis, per block and per request, up to the
+    footprint (beyond it only first references miss and the curve is flat), footprint marked."""
+    a = _analysis(a)
+    r = a.report
+    fig, ax = _ax(ax)
+    m = a.mrc
+    fp = r["footprint_units"]
+    shown = m[m["cache_size"] <= fp] if fp else m
+    unit = f"{r['page_size']}-byte blocks" if r.get("page_size") else f"{r['mode']}s"
+    block = "block_miss_ratio" in m
+    ax.plot(shown["cache_size"], shown["miss_ratio"], marker="o", ms=3, label=f"per {'block' if block else r['mode']} (block_miss_ratio)" if block else "LRU")
+    if block:
+        ax.plot(shown["cache_size"], shown["request_miss_ratio"], marker="s", ms=3, label="per request (request_miss_ratio)")
+    if fp:
+        ax.axvline(fp, color="0.4", ls=":", lw=1)
+        label = f"footprint {fp:,}" + (f" = {_bytes(fp * r['page_size'])}" if r.get("page_size") else "")
+        ax.annotate(label, (fp, 0.98), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right", fontsize=7)
+    if _spans_decades(shown["cache_size"]):
+        ax.set_xscale("log", base=2)
+    ax.set_xlabel(f"cache size ({unit})")
+    ax.set_ylabel("LRU miss ratio")
+    ax.set_ylim(0, 1.02)
+    ax.grid(True, alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    ax.set_title(f"LRU miss-ratio curve: {pathlib.Path(str(r.get('trace', ''))).name}")
+    return ax
+
+
+def _partial_last(counts) -> bool:
+    """Whether the last interval is partial: fewer than half the median interval's count."""
+    c = np.asarray(counts, dtype=float)
+    return c.size >= 3 and c[-1] < 0.5 * np.median(c[:-1])
+
+
+def affinity(a, ax=None):
+    """Stack and block affinity per interval (Fox, Lojpur and Wang, Figures 6.1 and 6.2), with
+    the working set; a partial last interval (few references, so a noisy mean) is drawn as an
+    open marker apart from the lines."""
+    a = _analysis(a)
     s = a.series
+    fig, ax = _ax(ax, (8, 4.5))
     unit = s.attrs.get("unit", "requests")
-    x = s["start"] / 1e9 if unit == "ns" else s["start"]
-    if unit == "ns" and len(x):
-        x = x - x.iloc[0]
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    ax.plot(x, s["stack_affinity"], label="stack affinity (temporal)")
-    ax.plot(x, s["block_affinity"], label="block affinity (spatial)")
+    x = (s["start"] - (s["start"].iloc[0] if len(s) else 0)) / 1e9 if unit == "ns" else s["start"]
+    n = len(s) - 1 if _partial_last(s["references"]) else len(s)
+    ax.plot(x[:n], s["stack_affinity"][:n], label="stack affinity (temporal)")
+    ax.plot(x[:n], s["block_affinity"][:n], label="block affinity (spatial)")
+    if n < len(s):
+        ax.plot(x.iloc[-1:], s["stack_affinity"].iloc[-1:], "o", mfc="none", color="C0", label="partial last interval")
+        ax.plot(x.iloc[-1:], s["block_affinity"].iloc[-1:], "o", mfc="none", color="C1")
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("time (s)" if unit == "ns" else "request")
     ax.set_ylabel("affinity (mean per interval)")
     ax.grid(True, alpha=0.3)
     ws = ax.twinx()
     ws.plot(x, s["working_set"], color="0.6", lw=0.8, ls="--", label="working set")
-    ws.set_ylabel("working set (distinct units per interval)")
+    unit_name = f"{a.report['page_size']}-byte blocks" if a.report.get("page_size") else f"{a.report['mode']}s"
+    ws.set_ylabel(f"working set ({unit_name} per interval)")
     lines = ax.get_lines() + ws.get_lines()
-    ax.legend(lines, [l.get_label() for l in lines], loc="lower right", fontsize=8)
-    ax.set_title(f"Affinities over time {title}".strip())
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    ax.legend(lines, [line.get_label() for line in lines], loc="lower right", fontsize=7)
+    ax.set_title(f"Affinity over time: {pathlib.Path(str(a.report.get('trace', ''))).name}")
+    return ax
 
 
-def plot_distances(a: Analysis, path: pathlib.Path, title: str = "") -> pathlib.Path:
-    h = a.histograms
-    kinds = ["stack_distance", "block_distance", "reuse_distance"]
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.8), sharey=False)
+def _log2_hist(ax, buckets, first: int = 0, xlabel: str = "", ylabel: str = "references"):
+    """A log2-bucket histogram as bars on log-log axes: each bar spans [lo, hi); distance 0 is
+    drawn at 0.5 (log axes have no 0) and first references as a separate bar past the end."""
+    los = [b["lo"] for b in buckets]
+    his = [b["hi"] for b in buckets]
+    counts = [b["count"] for b in buckets]
+    left = [lo if lo > 0 else 0.5 for lo in los]
+    width = [hi - lo if lo > 0 else 0.5 for lo, hi in zip(los, his)]
+    ax.bar(left, counts, width=width, align="edge", color="C0", edgecolor="white", lw=0.3)
+    top = max(his, default=1)
+    if first:
+        ax.bar([top * 2], [first], width=[top * 2], align="edge", color="C3", label=f"first references ({first:,})")
+        ax.legend(fontsize=7)
+    ax.set_xscale("log", base=2)
+    # Distance 0 sits at 1/2 on the log axis: label it 0.
+    base = matplotlib.ticker.LogFormatterMathtext(base=2)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, pos: "0" if v == 0.5 else base(v, pos)))
+    if counts and max(counts + [first]) > 0:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3, which="major")
+
+
+def distances(a, axes=None):
+    """Stack, block and reuse distance histograms (log2 buckets) on log-log axes."""
+    a = _analysis(a)
     loc = a.report["locality"]
-    for ax, kind in zip(axes, kinds):
-        d = h[h["distance"] == kind]
-        by_lo = dict(zip(d["lo"], d["count"]))
-        # Every log2 bucket from 0 to the largest one, empty ones included, so that the x axis
-        # is a true log scale: bucket 0 holds distance 0, bucket k >= 1 holds [2^(k-1), 2^k).
-        top = max((int(lo).bit_length() for lo in by_lo), default=0)
-        los = [0] + [1 << (k - 1) for k in range(1, top + 1)]
-        labels = [str(lo) for lo in los]
-        counts = [by_lo.get(lo, 0) for lo in los]
-        first = loc[kind]["first_references"]
-        if first:
-            labels.append("first")
-            counts.append(first)
-        ax.bar(range(len(counts)), counts, color="C0")
-        if first:
-            ax.patches[-1].set_color("C3")
-        step = max(1, len(labels) // 8)
-        ticks = list(range(0, len(labels), step))
-        if first and ticks[-1] != len(labels) - 1:
-            ticks.append(len(labels) - 1)
-        ax.set_xticks(ticks)
-        ax.set_xticklabels([labels[i] for i in ticks], rotation=45, ha="right", fontsize=7)
+    if axes is None:
+        fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    unit = f"{a.report['page_size']}-byte blocks" if a.report.get("page_size") else f"{a.report['mode']}s"
+    xl = {"stack_distance": f"stack distance (distinct {unit})", "block_distance": f"block distance ({unit})",
+          "reuse_distance": "reuse distance (references)"}
+    for ax, kind in zip(axes, ["stack_distance", "block_distance", "reuse_distance"]):
+        _log2_hist(ax, loc[kind]["histogram"], loc[kind]["first_references"], xl[kind])
         ax.set_title(kind.replace("_", " "))
-        ax.set_xlabel("log2 bucket (lower bound)")
-    axes[0].set_ylabel("references")
-    fig.suptitle(f"Distance histograms {title}".strip())
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return axes
+
+
+def popularity(a, ax=None):
+    """Rank-frequency on log-log axes with the fitted Zipf line."""
+    a = _analysis(a)
+    p = a.popularity
+    pop = a.report.get("popularity", {})
+    fig, ax = _ax(ax)
+    ax.loglog(p["rank"], p["count"], "o", ms=3, label="references per unit")
+    alpha = pop.get("zipf_alpha")
+    if alpha is not None and len(p):
+        x = p["rank"].to_numpy(dtype=float)
+        y = p["count"].to_numpy(dtype=float)
+        c = np.mean(np.log10(y) + alpha * np.log10(x))
+        ax.loglog(x, 10 ** (c - alpha * np.log10(x)), "-", color="C3", label=f"Zipf fit: alpha = {alpha:.3f} (r² {pop.get('zipf_r2', float('nan')):.3f})")
+    unit = "block" if a.report.get("page_size") else a.report["mode"]
+    ax.set_xlabel(f"popularity rank ({unit}s, 1 = most referenced)")
+    ax.set_ylabel("references")
+    ohw = pop.get("one_hit_wonder_ratio")
+    ax.set_title(f"Popularity{'' if ohw is None else f' (one-hit wonders: {ohw:.1%} of units)'}")
+    ax.grid(True, alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def timeline(a, axes=None):
+    """Request rate (reads and writes) and footprint over time; intervals by request count when
+    the trace has no timestamps."""
+    a = _analysis(a)
+    t = a.timeline
+    by_time = len(t) > 1 or (len(t) == 1 and t["span_s"].iloc[0] > 0)
+    if axes is None:
+        fig, axes = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+    if by_time:
+        x = t["start_s"] + t["span_s"] / 2
+        span = t["span_s"].where(t["span_s"] > 0)
+        axes[0].plot(x, t["reads"] / span, label="reads")
+        axes[0].plot(x, t["writes"] / span, label="writes")
+        axes[0].plot(x, t["request_rate"], color="0.3", lw=0.8, label="all")
+        axes[0].set_ylabel("requests per second")
+        axes[1].set_xlabel("time since the first request (s)")
+    else:
+        t = a.timeline_by_request
+        x = t["start"] + t["span"] / 2
+        axes[0].plot(x, t["reads"], label="reads")
+        axes[0].plot(x, t["writes"], label="writes")
+        axes[0].set_ylabel(f"requests per interval of {t.attrs.get('width')}")
+        axes[1].set_xlabel("request")
+    axes[0].legend(fontsize=8)
+    axes[0].grid(True, alpha=0.3)
+    axes[0].set_title(f"Activity over time: {pathlib.Path(str(a.report.get('trace', ''))).name}")
+    ps = a.report.get("page_size")
+    axes[1].plot(x, t["footprint_units"] * (ps or 1) / (2 ** 20 if ps else 1), color="C2")
+    axes[1].set_ylabel("footprint (MiB)" if ps else f"footprint ({a.report['mode']}s)")
+    axes[1].grid(True, alpha=0.3)
+    return axes
+
+
+def _cdf(ax, buckets, label, scale=1.0):
+    """A CDF from log2 buckets: the fraction at or below each bucket's upper bound."""
+    if not buckets:
+        return
+    total = sum(b["count"] for b in buckets)
+    xs = [max(b["hi"] - 1, 0.5) * scale for b in buckets]
+    ys = np.cumsum([b["count"] for b in buckets]) / total
+    ax.step([buckets[0]["lo"] * scale or 0.5 * scale] + xs, [0.0] + list(ys), where="post", label=label)
+
+
+def distributions(a, axes=None):
+    """CDFs of request size, inter-arrival time and reuse time (from their log2 histograms)."""
+    a = _analysis(a)
+    r = a.report
+    if axes is None:
+        fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    _cdf(axes[0], r["request_size"]["histogram"], "request size")
+    axes[0].set_xlabel("request size (bytes)")
+    ia, rt = r.get("inter_arrival", {}), r.get("reuse_time", {})
+    _cdf(axes[1], ia.get("histogram", []), "inter-arrival", 1e-6)
+    axes[1].set_xlabel("inter-arrival time (ms)")
+    _cdf(axes[2], rt.get("histogram", []), "reuse time", 1e-3)
+    axes[2].set_xlabel("reuse time (µs)")
+    titles = [f"request size (median {_bytes(r['request_size']['median'] or 0)})",
+              f"inter-arrival (median {_seconds(ia.get('median_ns') or 0)})",
+              f"reuse time (median {_seconds(rt.get('median_ns') or 0)})"]
+    for ax, title in zip(axes, titles):
+        ax.set_xscale("log")
+        ax.set_ylim(0, 1.02)
+        ax.set_ylabel("fraction at or below")
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3, which="both")
+    return axes
+
+
+def heatmap(a, ax=None):
+    """Reuse-distance heatmap over time (as PyMimircache draws it): for each time interval
+    (column), the fraction of its requests at each log2 bucket of LRU stack distance (row),
+    first references in the top row."""
+    a = _analysis(a)
+    t = a.timeline
+    hists = t.attrs.get("stack_distance_histograms", [])
+    fig, ax = _ax(ax, (9, 4.8))
+    top = max((b["lo"].bit_length() for h in hists for b in h), default=0)
+    grid = np.zeros((top + 2, max(len(hists), 1)))
+    for j, h in enumerate(hists):
+        for b in h:
+            grid[b["lo"].bit_length(), j] += b["count"]
+        grid[top + 1, j] = t["first_references"].iloc[j]
+    col = grid.sum(axis=0)
+    frac = np.divide(grid, col, out=np.zeros_like(grid), where=col > 0)
+    x_end = float(t["start_s"].iloc[-1] + t["span_s"].iloc[-1]) if len(t) else 1.0
+    im = ax.imshow(np.ma.masked_where(frac == 0, frac), aspect="auto", origin="lower", cmap="viridis",
+                   extent=(0, x_end, -0.5, top + 1.5), interpolation="nearest")
+    fig.colorbar(im, ax=ax, label="fraction of the interval's requests")
+    ticks = list(range(0, top + 1, max(1, (top + 1) // 8))) + [top + 1]
+    ax.set_yticks(ticks)
+    ax.set_yticklabels(["0" if k == 0 else f"2^{k - 1}" for k in ticks[:-1]] + ["first"])
+    unit = f"{a.report['page_size']}-byte blocks" if a.report.get("page_size") else f"{a.report['mode']}s"
+    ax.set_ylabel(f"stack (reuse) distance, log2 bucket ({unit})")
+    ax.set_xlabel("time since the first request (s)")
+    ax.set_title(f"Reuse distance over time: {pathlib.Path(str(a.report.get('trace', ''))).name}")
+    return ax
+
+
+def processes(a, ax=None, top: int = 20):
+    """Requests of the busiest processes, reads and writes stacked (``a``: an analysis, or its
+    ``processes`` DataFrame)."""
+    p = _analysis(a).processes if not hasattr(a, "columns") else a
+    p = p.sort_values("requests", ascending=False).head(top)
+    fig, ax = _ax(ax, (max(5, 0.45 * len(p) + 2), 4))
+    labels = ["others" if pid is None or (isinstance(pid, float) and math.isnan(pid)) or str(pid) == "<NA>" else str(pid) for pid in p["pid"]]
+    ax.bar(labels, p["reads"], label="reads")
+    ax.bar(labels, p["writes"], bottom=p["reads"], label="writes")
+    ax.set_xlabel("process id")
+    ax.set_ylabel("requests")
+    if _spans_decades(p["requests"], 100):
+        ax.set_yscale("log")
+    ax.legend(fontsize=8)
+    ax.set_title(f"Requests per process (top {len(p)})")
+    ax.grid(True, alpha=0.3, axis="y")
+    return ax
+
+
+def _figure(draw, size, nrows: int = 1, ncols: int = 1, **subplots):
+    """A new figure of ``nrows`` x ``ncols`` axes drawn by ``draw(ax_or_axes)``."""
+    fig, axes = plt.subplots(nrows, ncols, figsize=size, **subplots)
+    draw(axes)
+    return fig
+
+
+def _write_all(outdir: PathLike, figures) -> List[pathlib.Path]:
+    """Saves each (name, draw, size, subplot options) of ``figures`` as ``outdir/name.png``."""
+    out = pathlib.Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    return [_save(_figure(draw, size, **opts), out / f"{name}.png") for name, draw, size, opts in figures]
+
+
+def write_analysis(a, outdir: PathLike) -> List[pathlib.Path]:
+    """Writes every analysis plot into ``outdir`` (created if needed); returns the paths."""
+    a = _analysis(a)
+
+    def dist(axes):
+        distances(a, axes)
+        axes[0].figure.suptitle("Distance histograms (log2 buckets)")
+
+    figures = [
+        ("mrc", lambda ax: analysis_mrc(a, ax), (7, 4.5), {}),
+        ("affinity", lambda ax: affinity(a, ax), (8, 4.5), {}),
+        ("distances", dist, (13, 4), {"ncols": 3}),
+    ]
+    if "popularity" in a.report:
+        figures += [
+            ("popularity", lambda ax: popularity(a, ax), (7, 4.5), {}),
+            ("timeline", lambda axes: timeline(a, axes), (8, 6), {"nrows": 2, "sharex": True}),
+            ("distributions", lambda axes: distributions(a, axes), (13, 4), {"ncols": 3}),
+            ("heatmap", lambda ax: heatmap(a, ax), (9, 4.8), {}),
+            ("processes", lambda ax: processes(a, ax), (7, 4), {}),
+        ]
+    return _write_all(outdir, figures)
+
+
+#: The name ``iostack analyze --plot`` used before; kept for callers of the old function.
+plot_analysis = write_analysis
+
+
+# --- timed runs --------------------------------------------------------------------------------
+
+
+def _label(r: dict) -> str:
+    c = r.get("config", {})
+    return f"{c.get('policy')}+{c.get('prefetch')}+{c.get('sched')}"
+
+
+def _labels(results: Sequence[dict]) -> List[str]:
+    labels = [_label(r) for r in results]
+    if len(set(labels)) < len(labels):
+        labels = [f"{lab} #{i + 1}" for i, lab in enumerate(labels)]
+    return labels
+
+
+def sequence_cdf(results: Sequence[dict], ax=None, key: str = "sequences"):
+    """CDF of disk sequence sizes (``key="sequences"``: runs of consecutive blocks the device
+    served back to back) or device request sizes (``key="sizes"``), in blocks, one line per run:
+    the form of DULO's Figure 4."""
+    fig, ax = _ax(ax)
+    for r, lab in zip(results, _labels(results)):
+        h = {int(k): v for k, v in r["device"][key].items()}
+        if not h:
+            continue
+        xs = sorted(h)
+        ys = np.cumsum([h[x] for x in xs]) / sum(h.values())
+        ax.step(xs, ys, where="post", label=lab)
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(0, 1.02)
+    page = results[0]["config"].get("page_size", 4096) if results else 4096
+    what = "disk sequence size" if key == "sequences" else "device request size"
+    ax.set_xlabel(f"{what} ({page}-byte blocks)")
+    ax.set_ylabel("fraction of " + ("sequences" if key == "sequences" else "requests") + " at or below")
+    ax.grid(True, alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+    return ax
+
+
+def response(results: Sequence[dict], ax=None):
+    """Response-time percentiles (p50, p90, p99, max) of each run, on a log time axis: the
+    timed report keeps percentiles, so these are the points of the response-time CDF."""
+    fig, ax = _ax(ax)
+    qs = [("p50_ns", 0.5), ("p90_ns", 0.9), ("p99_ns", 0.99), ("max_ns", 1.0)]
+    for r, lab in zip(results, _labels(results)):
+        resp = r["response"]
+        xs = [max(resp[k], 1) / 1e6 for k, _ in qs]
+        ax.plot(xs, [q for _, q in qs], "o-", label=f"{lab} (mean {resp['mean_ns'] / 1e6:.2f} ms)")
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("response time (ms); 0 drawn at 1 ns")
+    ax.set_ylabel("fraction of requests at or below")
+    ax.grid(True, alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+    return ax
+
+
+BOUNDARIES = ("front", "cache", "sched", "device")
+
+
+def boundary_affinity(results: Sequence[dict], axes=None):
+    """Mean stack (temporal) and block (spatial) affinity at each layer boundary, one bar group
+    per run: how the page cache, prefetcher and scheduler change locality."""
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    labels = _labels(results)
+    w = 0.8 / max(len(results), 1)
+    for i, (r, lab) in enumerate(zip(results, labels)):
+        loc = r.get("locality") or {}
+        for ax, kind in zip(axes, ("stack_affinity", "block_affinity")):
+            vals = [((loc.get(b) or {}).get(kind) or {}).get("mean") for b in BOUNDARIES]
+            ax.bar(np.arange(4) + i * w, [np.nan if v is None else v for v in vals], width=w, label=lab)
+    for ax, kind in zip(axes, ("stack affinity (temporal)", "block affinity (spatial)")):
+        ax.set_xticks(np.arange(4) + w * (len(results) - 1) / 2)
+        ax.set_xticklabels(["front end", "after the cache", "after the scheduler", "device"], fontsize=8)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"{kind}, mean per boundary")
+        ax.grid(True, alpha=0.3, axis="y")
+    axes[0].set_ylabel("affinity (1 / log10(10 + distance))")
+    axes[0].legend(fontsize=7)
+    return axes
+
+
+def stacks(results: Sequence[dict], axes=None):
+    """I/O time (elapsed and device busy) and hit ratio across stacks."""
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    labels = _labels(results)
+    x = np.arange(len(results))
+    axes[0].bar(x - 0.2, [r["elapsed_ns"] / 1e9 for r in results], width=0.4, label="elapsed")
+    axes[0].bar(x + 0.2, [r["device_busy_ns"] / 1e9 for r in results], width=0.4, label="device busy")
+    axes[0].set_ylabel("time (s)")
+    axes[0].legend(fontsize=8)
+    axes[1].bar(x, [r["hit_ratio"] for r in results], color="C2")
+    axes[1].set_ylabel("page-cache hit ratio")
+    axes[1].set_ylim(0, 1.02)
+    for ax, title in zip(axes, ("I/O time", "hit ratio")):
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels, rotation=20, ha="right", fontsize=8)
+        ax.set_title(title)
+        ax.grid(True, alpha=0.3, axis="y")
+    return axes
+
+
+def run_processes(results: Sequence[dict], ax=None):
+    """Mean and maximum response time per process of each run."""
+    fig, ax = _ax(ax)
+    labels = _labels(results)
+    w = 0.8 / max(len(results), 1)
+    for i, (r, lab) in enumerate(zip(results, labels)):
+        ps = r.get("processes", [])
+        x = np.arange(len(ps)) + i * w
+        ax.bar(x, [p["mean_response_ns"] / 1e6 for p in ps], width=w, label=f"{lab}: mean")
+        ax.plot(x, [p["max_response_ns"] / 1e6 for p in ps], "v", color="k", ms=4)
+    pids = [p["pid"] for p in (results[0].get("processes", []) if results else [])]
+    ax.set_xticks(np.arange(len(pids)) + w * (len(results) - 1) / 2)
+    ax.set_xticklabels([str(p) for p in pids], fontsize=8)
+    ax.set_xlabel("process id (▼ = maximum)")
+    ax.set_ylabel("response time (ms)")
+    ax.legend(fontsize=7)
+    ax.grid(True, alpha=0.3, axis="y")
+    ax.set_title("Response time per process")
+    return ax
+
+
+def write_run(results: Union[dict, Iterable[dict]], outdir: PathLike) -> List[pathlib.Path]:
+    """Writes the plots of one or more :func:`iostack.run` results into ``outdir``."""
+    results = [results] if isinstance(results, dict) else list(results)
+
+    def sizes(axes):
+        sequence_cdf(results, axes[0], "sequences")
+        axes[0].set_title("disk sequence sizes")
+        sequence_cdf(results, axes[1], "sizes")
+        axes[1].set_title("device request sizes")
+
+    def resp(ax):
+        response(results, ax)
+        ax.set_title("Response time")
+
+    figures = [("sequences", sizes, (11, 4), {"ncols": 2}), ("response", resp, (7, 4.5), {})]
+    if any(r.get("locality") for r in results):
+        figures.append(("affinity", lambda axes: boundary_affinity(results, axes), (11, 4), {"ncols": 2, "sharey": True}))
+    figures.append(("processes", lambda ax: run_processes(results, ax), (7, 4), {}))
+    if len(results) > 1:
+        figures.append(("stacks", lambda axes: stacks(results, axes), (11, 4), {"ncols": 2}))
+    return _write_all(outdir, figures)

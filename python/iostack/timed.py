@@ -63,6 +63,16 @@ def device_map(devices: Mapping[Any, str]) -> str:
     return ",".join(f"{i}={spec}" for i, spec in sorted(parts))
 
 
+class RunResult(dict):
+    """The result of :func:`run`: a plain dict (as ``iostack run --json`` prints it) that Jupyter
+    shows as tables of the results and the echoed configuration, and the run's figures."""
+
+    def _repr_html_(self) -> str:
+        from iostack.report import run_html
+
+        return run_html(self)
+
+
 def run(
     trace: PathLike,
     *,
@@ -73,11 +83,14 @@ def run(
     mapping: Optional[str] = None,
     skip_invalid: bool = False,
     **options: Any,
-) -> dict:
-    """Replays ``trace`` through the timed stack and returns the result as a dict.
+) -> RunResult:
+    """Replays ``trace`` through the timed stack and returns the result as a dict
+    (:class:`RunResult`, which Jupyter shows as tables and figures).
 
     The stack is ``config`` (a dict, or a TOML/JSON file, or an earlier result) updated with
-    ``options``, which take the names of ``iostack run``'s flags with underscores::
+    ``options``, which take the names of ``iostack run``'s flags with underscores (``policy``
+    may also be an :class:`iostack.Policy` subclass, built once with the cache's capacity in
+    blocks; its name is echoed in the config)::
 
         iostack.run("t.csv", policy="lru", prefetch="linux", sched="cscan",
                     device="hdd:st3400620as", cache="64MiB")
@@ -94,6 +107,14 @@ def run(
     ``hit_ratio`` and the per-layer counters (see docs/timed.md).
     """
     cfg = _load_config(config)
+    policy_class = None
+    if "policy" in options:
+        from iostack.policy import check_policy_arg, is_policy_class, policy_name
+
+        check_policy_arg(options["policy"])
+        if is_policy_class(options["policy"]):
+            policy_class = options.pop("policy")
+            cfg["policy"] = policy_name(policy_class)
     for key, value in options.items():
         if key not in CONFIG_FIELDS:
             raise TypeError(f"run() got an unknown option {key!r}; valid: {', '.join(CONFIG_FIELDS)}")
@@ -104,11 +125,17 @@ def run(
     dumps = [(str(layer), os.fspath(path)) for layer, path in (dump or {}).items()]
     if locality is not None:
         cfg["locality"] = bool(locality)
-    out = _core.run_timed(os.fspath(trace), json.dumps(cfg), dumps, None, format, mapping, skip_invalid)
-    result = json.loads(out)
+    from iostack._errors import python_errors
+
+    with python_errors():
+        out = _core.run_timed(os.fspath(trace), json.dumps(cfg), dumps, None, format, mapping, skip_invalid, policy_class)
+    result = RunResult(json.loads(out))
     # What the replay found questionable in the trace (also under ``warnings`` in the result).
     for message in result.get("warnings", []):
         warnings.warn(message, TraceOrderWarning, stacklevel=2)
+    # Remarks on how to read the result (also under ``notes``).
+    for note in result.get("notes", []):
+        warnings.warn(note, stacklevel=2)
     return result
 
 

@@ -46,6 +46,8 @@ enum Command {
     Kdsim(commands::kdsim::Args),
     /// Run a paper's theoretical model exactly (acfs: prefetching and caching with K and F).
     Model(commands::model::Args),
+    /// Write one self-contained HTML report of results (the Python package's command).
+    Report(commands::report::Args),
 }
 
 /// Runs the command line with `args` (including the program name); returns the exit code.
@@ -75,6 +77,7 @@ where
         Command::Repro(a) => commands::repro::run(a, &out),
         Command::Kdsim(a) => commands::kdsim::run(a, &out),
         Command::Model(a) => commands::model::run(a, &out),
+        Command::Report(a) => commands::report::run(a),
     };
     match result {
         Ok(()) => 0,

@@ -98,3 +98,27 @@ fn bad_hints_name_the_file_and_the_entry() {
     let o = iostack(&["sim", trace.to_str().unwrap(), "--policy", "lru", "--cache", "2", "--hints", h.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
 }
+
+#[test]
+fn acfs_generators_write_a_trace_and_its_hints() {
+    let dir = tempfile::tempdir().unwrap();
+    for g in ["acfs-cs1", "acfs-cs2", "acfs-cs3", "acfs-din", "acfs-gli", "acfs-psel1", "acfs-psel2", "acfs-andrew"] {
+        let trace = dir.path().join(format!("{g}.csv"));
+        let o = iostack(&["gen", g, "-o", trace.to_str().unwrap()]);
+        assert!(o.status.success(), "{g}: {}", String::from_utf8_lossy(&o.stderr));
+        let hints = dir.path().join(format!("{g}.csv.hints.toml"));
+        assert!(hints.exists(), "{g}");
+        // The hints fit the trace they came with.
+        let v = sim_json(&["sim", trace.to_str().unwrap(), "--policy", "lru,lrusp", "--cache", "6.4MB", "--mode", "block", "--page-size", "8192", "--hints", hints.to_str().unwrap(), "--json"]);
+        let sp = v[1]["processes"][0]["misses"].as_u64().unwrap();
+        let lru_misses = v[0]["requests"].as_u64().unwrap() - v[0]["hits"].as_u64().unwrap();
+        assert!(sp <= lru_misses, "{g}: lrusp {sp} > lru {lru_misses}");
+        if g == "acfs-cs1" {
+            // 8 scans of 1,099 blocks in 781 frames: LRU misses all, MRU N + (R-1)(N-C).
+            assert_eq!(lru_misses, 8 * 1099);
+            assert_eq!(sp, 1099 + 7 * (1099 - 781));
+        }
+    }
+    let o = iostack(&["gen", "zipf", "-o", dir.path().join("z.csv").to_str().unwrap(), "--hints-out", "x.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+}

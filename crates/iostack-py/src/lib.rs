@@ -10,14 +10,16 @@ use std::path::PathBuf;
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyType};
 
-use iostack::engine::sim::{sweep, FileTrace, MemoryTrace, Mode, RunSpec, SimResult, SweepConfig, TraceSource};
+use iostack::cache::Policy;
+use iostack::engine::sim::{sweep_with, FileTrace, MemoryTrace, Mode, RunSpec, SimResult, SweepConfig, TraceSource};
 use iostack::error::{Error, TraceError};
-use iostack::trace::{read_all, Format, Op, ReaderOptions, Request};
+use iostack::trace::{read_all, CsvMapping, Format, Op, ReaderOptions, Request};
 use iostack::units::Size;
 
 mod analyze;
+mod policy;
 
 mod timed;
 
@@ -107,6 +109,7 @@ fn result_dict<'py>(py: Python<'py>, r: &SimResult) -> PyResult<Bound<'py, PyDic
         d.set_item("block_hits", bh)?;
         d.set_item("block_miss_ratio", bm)?;
     }
+    d.set_item("requests_larger_than_cache", r.requests_larger_than_cache)?;
     d.set_item("skipped", r.skipped)?;
     d.set_item("cached_objects", r.cached_objects)?;
     d.set_item("metadata_bytes_per_object", r.metadata_bytes_per_object)?;
@@ -135,12 +138,12 @@ fn result_dict<'py>(py: Python<'py>, r: &SimResult) -> PyResult<Bound<'py, PyDic
 /// outer and sizes inner. `trace` is a path; or pass `path=None` and the request arrays.
 /// `cache_sizes` are strings as on the command line (`489`, `64MiB`).
 #[pyfunction]
-#[pyo3(signature = (path, policies, cache_sizes, mode="object", unit_size=false, page_size=4096, format=None, skip_invalid=false, threads=0, arrays=None, name=None, files=None, hints=None, hints_json=None, per_process=false))]
+#[pyo3(signature = (path, policies, cache_sizes, mode="object", unit_size=false, page_size=4096, format=None, skip_invalid=false, threads=0, arrays=None, name=None, files=None, hints=None, hints_json=None, per_process=false, mapping=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate<'py>(
     py: Python<'py>,
     path: Option<PathBuf>,
-    policies: Vec<String>,
+    policies: Vec<Bound<'py, PyAny>>,
     cache_sizes: Vec<String>,
     mode: &str,
     unit_size: bool,
@@ -161,6 +164,7 @@ fn simulate<'py>(
     hints: Option<String>,
     hints_json: Option<String>,
     per_process: bool,
+    mapping: Option<&str>,
 ) -> PyResult<Bound<'py, PyList>> {
     let err = |e: iostack::ConfigError| PyValueError::new_err(e.to_string());
     let hints = match (hints, hints_json) {
@@ -192,12 +196,30 @@ fn simulate<'py>(
     if caps.is_empty() {
         return Err(PyValueError::new_err("cache_size: no cache size given"));
     }
-    let runs: Vec<RunSpec> =
-        policies.iter().flat_map(|p| caps.iter().map(move |&c| RunSpec { policy: p.clone(), capacity: c })).collect();
+    // A policy is a registered name or a Python class; each class gets one instance per run,
+    // built here (with the GIL) in the order of the runs.
+    let failure = policy::Failure::default();
+    let mut runs = Vec::new();
+    let mut built: Vec<Option<Box<dyn Policy>>> = Vec::new();
+    for p in &policies {
+        for &c in &caps {
+            if let Ok(cls) = p.downcast::<PyType>() {
+                if c == 0 {
+                    return Err(PyValueError::new_err("cache_size: the cache size must be at least 1"));
+                }
+                runs.push(RunSpec { policy: policy::class_name(cls.as_any())?, capacity: c });
+                built.push(Some(Box::new(policy::PyPolicy::new(cls, c, failure.clone())?)));
+            } else {
+                runs.push(RunSpec { policy: p.extract::<String>()?, capacity: c });
+                built.push(None);
+            }
+        }
+    }
     let format = parse_format(format)?;
     let source: Box<dyn TraceSource> = match (path.as_ref(), arrays) {
         (Some(p), None) => {
-            let options = ReaderOptions { skip_invalid, ..Default::default() };
+            let csv_mapping = mapping.map(CsvMapping::parse).transpose().map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let options = ReaderOptions { skip_invalid, csv_mapping, ..Default::default() };
             let p2 = p.clone();
             Box::new(py.allow_threads(move || FileTrace::new(p2, format, options)).map_err(|e| trace_to_py(&e, Some(p)))?)
         }
@@ -222,7 +244,17 @@ fn simulate<'py>(
     cfg.threads = threads;
     cfg.per_process = per_process;
     cfg.hints = hints.map(std::sync::Arc::new);
-    let results = py.allow_threads(|| sweep(&*source, &runs, &cfg, page_size, &mut |_| {})).map_err(|e| to_py(e, path.as_deref()))?;
+    let results = py.allow_threads(|| {
+        let mut build = |i: usize, spec: &RunSpec| match built[i].take() {
+            Some(p) => Ok(p),
+            None => iostack::cache::build(&spec.policy, spec.capacity),
+        };
+        sweep_with(&*source, &runs, &cfg, page_size, &mut |_| {}, &mut build)
+    });
+    if let Some(e) = policy::take_failure(&failure) {
+        return Err(e);
+    }
+    let results = results.map_err(|e| to_py(e, path.as_deref()))?;
     let out = PyList::empty(py);
     for r in &results {
         out.append(result_dict(py, r)?)?;
@@ -275,6 +307,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_trace, m)?)?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<policy::PyAccess>()?;
     analyze::register(m)?;
     timed::register(m)?;
     Ok(())

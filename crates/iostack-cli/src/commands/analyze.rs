@@ -114,10 +114,7 @@ pub fn report(args: &Args) -> anyhow::Result<AnalysisReport> {
 
 pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     if let Some(dir) = &args.plot {
-        anyhow::bail!(
-            "--plot {}: plots are drawn with matplotlib by the Python package; install it (`pip install iostack`) and run its `iostack` command, or use --json and plot the report yourself",
-            dir.display()
-        );
+        return Err(super::report::python_only(&format!("--plot {}", dir.display())));
     }
     let rep = report(&args)?;
     print_report(&rep, args.json, out)
@@ -230,6 +227,7 @@ pub fn table(r: &AnalysisReport) -> String {
     let _ = writeln!(s, "devices        {}", r.devices);
     let _ = writeln!(s, "reads          {} ({}), {}", r.ops.reads, pct(r.ops.read_fraction), bytes(r.ops.read_bytes));
     let _ = writeln!(s, "writes         {} ({}), {}", r.ops.writes, pct(r.ops.read_fraction.map(|f| 1.0 - f)), bytes(r.ops.write_bytes));
+    let _ = writeln!(s, "read bytes     {} of bytes requested", pct(r.ops.read_byte_fraction));
     let _ = writeln!(
         s,
         "footprint      {} {unit}{}",
@@ -248,6 +246,44 @@ pub fn table(r: &AnalysisReport) -> String {
         q.mean_run_bytes.map(|b| bytes(b as u64)).unwrap_or_else(|| "-".into()),
         q.longest_run_requests
     );
+    let c = &r.characterisation;
+    let pop = &c.popularity;
+    let _ = writeln!(
+        s,
+        "popularity     Zipf alpha {} (r2 {}, log-log fit over {} ranks); most popular unit {} references",
+        pop.zipf_alpha.map(|a| format!("{a:.3}")).unwrap_or_else(|| "-".into()),
+        pop.zipf_r2.map(|a| format!("{a:.3}")).unwrap_or_else(|| "-".into()),
+        pop.fit_points,
+        pop.max_count
+    );
+    let _ = writeln!(s, "one-hit wonders {} of {} units ({})", pop.one_hit_wonders, pop.distinct_units, pct(pop.one_hit_wonder_ratio));
+    let secs = |x: Option<f64>| x.map(|v| format!("{:.6} s", v / 1e9)).unwrap_or_else(|| "-".into());
+    let _ = writeln!(s, "inter-arrival  mean {}, median {}", secs(c.inter_arrival.mean_ns), secs(c.inter_arrival.median_ns));
+    let _ = writeln!(s, "reuse time     mean {}, median {} ({} reuses)", secs(c.reuse_time.mean_ns), secs(c.reuse_time.median_ns), c.reuse_time.count);
+    let rates: Vec<f64> = c.over_time.points.iter().filter_map(|p| p.request_rate).collect();
+    if !rates.is_empty() {
+        let peak = rates.iter().cloned().fold(0.0, f64::max);
+        let dur = r.last_time_ns.zip(r.first_time_ns).map(|(b, a)| (b - a) as f64 / 1e9).unwrap_or(0.0);
+        let mean = if dur > 0.0 { format!("{:.1}", r.requests as f64 / dur) } else { "-".into() };
+        let _ = writeln!(s, "request rate   mean {mean}/s, peak {peak:.1}/s (intervals of {:.3} s)", c.over_time.width as f64 / 1e9);
+    }
+    let _ = writeln!(s, "processes      {}", c.processes.len());
+    for p in c.processes.iter().take(8) {
+        let _ = writeln!(
+            s,
+            "  pid {:<10} {:>10} requests, {} reads ({}), {} writes ({}), sequential {}",
+            p.pid.map_or("others".to_string(), |v| v.to_string()),
+            p.requests,
+            p.reads,
+            bytes(p.read_bytes),
+            p.writes,
+            bytes(p.write_bytes),
+            pct(p.sequential_fraction)
+        );
+    }
+    if c.processes.len() > 8 {
+        let _ = writeln!(s, "  ... {} more (--json for all)", c.processes.len() - 8);
+    }
     let _ = writeln!(s);
     let _ = writeln!(s, "locality (Fox, Lojpur and Wang)    mean     median");
     let aff = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());

@@ -6,6 +6,8 @@
 
 use std::path::PathBuf;
 
+use anyhow::Context;
+
 use crate::Output;
 use iostack::trace::write;
 use iostack::units::{parse_duration_ns, Size};
@@ -68,6 +70,9 @@ pub struct Args {
     /// A generator parameter key=value (repeatable), e.g. --param scatter=yes.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
+    /// Where the acfs-* generators write their hints file [default: OUTPUT.hints.toml].
+    #[arg(long, value_name = "PATH")]
+    pub hints_out: Option<PathBuf>,
 }
 
 fn list(out: &Output) -> anyhow::Result<()> {
@@ -138,11 +143,53 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     }
     let format = args.format.as_deref().map(|n| super::convert::named_format("--format", n)).transpose()?;
     let format = write::output_format(output, format)?;
-    let mut reader = workload::build(name, &common, GenParams::new(name, pairs))?;
     let start = std::time::Instant::now();
-    let n = write::write_atomic(reader.as_mut(), output, format)?;
+    let acfs = workload::acfs::NAMES.contains(&info.name);
+    if args.hints_out.is_some() && !acfs {
+        anyhow::bail!("--hints-out: generator `{}` writes no hints (only the acfs-* generators do)", info.name);
+    }
+    if acfs && args.hints_out.is_none() && write::is_stdout(output) {
+        anyhow::bail!("--hints-out: the trace goes to standard output, so name the hints file `{}` writes", info.name);
+    }
+    let (mut reader, hints) = if acfs {
+        // The workload and the hints its application gives, from one generation.
+        common.validate()?;
+        let mut params = GenParams::new(name, pairs);
+        let (reqs, hints) = workload::acfs::generate(info.name, &common, &mut params)?;
+        let valid: Vec<&str> = info.params.iter().map(|(n, _)| *n).collect();
+        params.finish(&valid)?;
+        (Box::new(iostack::trace::VecReader::new(reqs)) as Box<dyn iostack::trace::TraceReader>, Some(hints))
+    } else {
+        (workload::build(name, &common, GenParams::new(name, pairs))?, None)
+    };
+    let hints_path = hints.as_ref().map(|_| {
+        args.hints_out.clone().unwrap_or_else(|| {
+            let mut p = output.clone().into_os_string();
+            p.push(".hints.toml");
+            PathBuf::from(p)
+        })
+    });
+    // The hints are written whole beside their final name first, and put in place only once
+    // the trace is: a failure leaves neither file changed.
+    let hints_tmp = hints_path.as_ref().map(|p| p.with_extension("toml.partial"));
+    if let (Some(h), Some(tmp), Some(path)) = (&hints, &hints_tmp, &hints_path) {
+        std::fs::write(tmp, h.to_toml()).with_context(|| format!("{}: writing the hints", path.display()))?;
+    }
+    let n = match write::write_atomic(reader.as_mut(), output, format) {
+        Ok(n) => n,
+        Err(e) => {
+            if let Some(tmp) = &hints_tmp {
+                let _ = std::fs::remove_file(tmp);
+            }
+            return Err(e.into());
+        }
+    };
+    if let (Some(tmp), Some(path)) = (&hints_tmp, &hints_path) {
+        std::fs::rename(tmp, path).with_context(|| format!("{}: writing the hints", path.display()))?;
+    }
     let over = if info.common.contains(&"objects") { format!(" over {} objects", common.objects) } else { String::new() };
-    let summary = format!("{name}: {n} requests{over} -> {} ({format}) in {:.2} s\n", output.display(), start.elapsed().as_secs_f64());
+    let hints_note = hints_path.map_or(String::new(), |p| format!(", hints -> {}", p.display()));
+    let summary = format!("{name}: {n} requests{over} -> {} ({format}){hints_note} in {:.2} s\n", output.display(), start.elapsed().as_secs_f64());
     if write::is_stdout(output) {
         // The trace itself went to standard output.
         eprint!("{summary}");

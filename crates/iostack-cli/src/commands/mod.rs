@@ -10,3 +10,4 @@ pub mod demo;
 pub mod repro;
 pub mod kdsim;
 pub mod model;
+pub mod report;

@@ -96,6 +96,10 @@ pub struct Args {
     /// Print the full result as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Write PNG plots into DIR; needs the Python package (`pip install iostack`), whose
+    /// `iostack` command draws them (docs/plots.md).
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
 }
 
 /// The stack configuration the arguments describe.
@@ -173,9 +177,15 @@ pub fn report(args: &Args) -> anyhow::Result<TimedReport> {
 }
 
 pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
+    if let Some(dir) = &args.plot {
+        return Err(super::report::python_only(&format!("--plot {}", dir.display())));
+    }
     let rep = report(&args)?;
     for w in &rep.warnings {
         eprintln!("iostack: warning: {w}");
+    }
+    for note in &rep.notes {
+        eprintln!("iostack: note: {note}");
     }
     if args.json {
         out.print(&(serde_json::to_string_pretty(&rep)? + "\n"))

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use iostack::engine::sim::{sweep, FileTrace, Mode, RunSpec, SimResult, SweepConfig, TraceSource};
-use iostack::trace::{Format, ReaderOptions};
+use iostack::trace::{CsvMapping, Format, ReaderOptions};
 use iostack::units::Size;
 use iostack::ConfigError;
 
@@ -45,6 +45,10 @@ pub struct Args {
     /// Trace format (see `iostack formats`); detected when omitted.
     #[arg(short, long)]
     pub format: Option<String>,
+    /// Column mapping of a generic CSV trace, e.g. `offset=2,length=3,op=1,time=0` (see
+    /// docs/formats.md).
+    #[arg(long)]
+    pub mapping: Option<String>,
     /// Object mode (one object per request) or block mode (pages).
     #[arg(short, long, value_enum, default_value_t = ModeArg::Object)]
     pub mode: ModeArg,
@@ -70,6 +74,10 @@ pub struct Args {
     /// Count requests, hits and misses per process (always done with lrusp).
     #[arg(long)]
     pub per_process: bool,
+    /// Write PNG plots into DIR; needs the Python package (`pip install iostack`), whose
+    /// `iostack` command draws them (docs/plots.md).
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
 }
 
 /// Splits `lru,arc,slru:segments=4,x=1` into specs: a piece with `=` and no `:` continues the
@@ -161,17 +169,24 @@ pub fn run_sweep(source: &dyn TraceSource, runs: &[RunSpec], cfg: &SweepConfig, 
 }
 
 pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
+    if let Some(dir) = &args.plot {
+        return Err(super::report::python_only(&format!("--plot {}", dir.display())));
+    }
     let (mode, page_size) = mode(args.mode, args.unit_size, &args.page_size)?;
     let policies = split_policies(&args.policy)?;
     let runs = runs(&policies, &args.cache, mode)?;
     let format = args.format.as_deref().map(Format::from_name).transpose()?;
-    let options = ReaderOptions { skip_invalid: args.skip_invalid, ..Default::default() };
+    let csv_mapping = args.mapping.as_deref().map(CsvMapping::parse).transpose()?;
+    let options = ReaderOptions { skip_invalid: args.skip_invalid, csv_mapping, ..Default::default() };
     let source = FileTrace::new(&args.trace, format, options)?;
     let mut cfg = SweepConfig::new(mode);
     cfg.threads = args.threads;
     cfg.per_process = args.per_process;
     cfg.hints = args.hints.as_deref().map(iostack::hints::HintsSpec::parse).transpose()?.map(std::sync::Arc::new);
     let results = run_sweep(&source, &runs, &cfg, page_size, out.progress())?;
+    for w in results.iter().filter_map(iostack::engine::sim::cache_too_small) {
+        eprintln!("iostack: warning: {w}");
+    }
     if args.json {
         out.print(&(serde_json::to_string_pretty(&results).context("serializing results")? + "\n"))
     } else {

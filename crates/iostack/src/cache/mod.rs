@@ -36,6 +36,7 @@ pub mod slru;
 pub mod twoq;
 
 pub use params::{Params, PolicySpec};
+pub(crate) use params::one_of;
 
 /// Identity of a cached object or block.
 pub type Key = u64;

@@ -47,6 +47,19 @@ impl std::fmt::Display for PolicySpec {
     }
 }
 
+/// `given` if it is one of `valid` (any case, answered in `valid`'s spelling), `default` when
+/// absent; else the message saying what is valid.
+pub(crate) fn one_of(given: Option<String>, default: &'static str, valid: &[&'static str]) -> Result<&'static str, String> {
+    match given {
+        None => Ok(default),
+        Some(v) => valid
+            .iter()
+            .find(|c| c.eq_ignore_ascii_case(&v))
+            .copied()
+            .ok_or_else(|| format!("`{v}` is not valid; valid: {}", valid.join(", "))),
+    }
+}
+
 /// Parameters of one policy. Constructors take what they know with the typed getters; `finish`
 /// then rejects any parameter nobody took, so a typo never passes silently.
 #[derive(Debug, Clone)]
@@ -91,14 +104,8 @@ impl Params {
 
     /// A string parameter that must be one of `valid`.
     pub fn choice(&mut self, key: &str, default: &'static str, valid: &[&'static str]) -> Result<&'static str, ConfigError> {
-        match self.take(key) {
-            None => Ok(default),
-            Some(v) => valid
-                .iter()
-                .find(|c| c.eq_ignore_ascii_case(&v))
-                .copied()
-                .ok_or_else(|| self.err(key, format!("`{v}` is not valid; valid: {}", valid.join(", ")))),
-        }
+        let given = self.take(key);
+        one_of(given, default, valid).map_err(|m| self.err(key, m))
     }
 
     pub fn bool(&mut self, key: &str, default: bool) -> Result<bool, ConfigError> {

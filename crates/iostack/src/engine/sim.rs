@@ -109,6 +109,10 @@ pub struct SimCounts {
     /// Block mode only.
     pub blocks: u64,
     pub block_hits: u64,
+    /// Requests for an object larger than the whole cache (sized object mode), which can never
+    /// be cached and always miss.
+    #[serde(default)]
+    pub larger_than_cache: u64,
 }
 
 impl SimCounts {
@@ -137,6 +141,8 @@ impl SimCounts {
 /// One run: a policy at one capacity, fed request by request.
 pub struct SimRun {
     policy: Box<dyn Policy>,
+    /// The policy's capacity, kept to count objects that can never fit.
+    capacity: u64,
     mode: Mode,
     vtime: u64,
     /// Next-use positions by vtime, for policies that need the future.
@@ -157,9 +163,16 @@ const ACCESS_CHUNK: usize = 512;
 impl SimRun {
     /// `capacity` is in the cache's unit: objects (unit size), bytes (sized object mode) or blocks.
     pub fn new(policy_spec: &str, capacity: u64, mode: Mode) -> Result<SimRun, ConfigError> {
+        Self::with_policy(cache::build(policy_spec, capacity)?, mode)
+    }
+
+    /// A run of a policy the caller built (one defined outside the registry, such as a Python
+    /// class), with its capacity in the cache's unit of `mode`.
+    pub fn with_policy(policy: Box<dyn Policy>, mode: Mode) -> Result<SimRun, ConfigError> {
         mode.check()?;
         Ok(SimRun {
-            policy: cache::build(policy_spec, capacity)?,
+            capacity: policy.capacity(),
+            policy,
             mode,
             vtime: 0,
             future: None,
@@ -320,6 +333,9 @@ impl SimRun {
             c.hits += hit as u64;
             c.byte_hits += if hit { r.length } else { 0 };
         }
+        if !unit_size {
+            c.larger_than_cache += chunk.iter().filter(|r| r.length > self.capacity).count() as u64;
+        }
     }
 
     #[inline(always)]
@@ -328,6 +344,7 @@ impl SimRun {
         c.requests += 1;
         c.bytes += r.length;
         let size = if unit_size { 1 } else { r.length };
+        c.larger_than_cache += (size > self.capacity) as u64;
         let a = Access { key: r.offset, size, op: Some(r.op), pid: r.pid, time_ns: r.time_ns, vtime: self.vtime, next_access, ..Default::default() };
         self.vtime += 1;
         if self.policy.get(&a) {
@@ -597,6 +614,9 @@ pub struct SimResult {
     pub block_hits: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_miss_ratio: Option<f64>,
+    /// Requests for objects larger than the whole cache (sized object mode): they always miss.
+    #[serde(default)]
+    pub requests_larger_than_cache: u64,
     /// Malformed lines or records skipped (`--skip-invalid`).
     pub skipped: u64,
     /// Entries cached at the end of the run.
@@ -612,18 +632,44 @@ pub struct SimResult {
 /// Progress of a sweep: requests read so far.
 pub type ProgressFn<'a> = &'a mut dyn FnMut(u64);
 
+/// A warning for a run where every request asked for an object larger than the whole cache, so
+/// that the miss ratio is 1 whatever the policy (a cache size given in the wrong unit, most
+/// often); `None` otherwise.
+pub fn cache_too_small(r: &SimResult) -> Option<String> {
+    (r.requests > 0 && r.requests_larger_than_cache == r.requests).then(|| {
+        format!(
+            "{} at {} {}: the cache is smaller than every object of the trace, so every request misses (sizes are in bytes in sized object mode; --unit-size counts objects)",
+            r.policy, r.cache_size, r.cache_unit
+        )
+    })
+}
+
 /// Runs every (policy, capacity) of `runs` over the trace of `source`, reading it once (twice if a
 /// policy needs the future). Results are in the order of `runs`. `page_size` is echoed in the
 /// results (block mode uses the one in `cfg.mode`). `progress` is called after each batch with
 /// the number of requests read so far.
 pub fn sweep(source: &dyn TraceSource, runs: &[RunSpec], cfg: &SweepConfig, page_size: u64, progress: ProgressFn<'_>) -> Result<Vec<SimResult>, Error> {
+    sweep_with(source, runs, cfg, page_size, progress, &mut |_, spec| cache::build(&spec.policy, spec.capacity))
+}
+
+/// [`sweep`] with the policies built by `build`, called once per run with the run's index in
+/// `runs` (each run's `policy` is then only its name in the results): how policies from outside
+/// the registry are simulated.
+pub fn sweep_with(
+    source: &dyn TraceSource,
+    runs: &[RunSpec],
+    cfg: &SweepConfig,
+    page_size: u64,
+    progress: ProgressFn<'_>,
+    build: &mut dyn FnMut(usize, &RunSpec) -> Result<Box<dyn Policy>, ConfigError>,
+) -> Result<Vec<SimResult>, Error> {
     cfg.mode.check()?;
     if runs.is_empty() {
         return Err(ConfigError::new("--policy", "no policy and cache size to simulate").into());
     }
     let mut sims = Vec::with_capacity(runs.len());
-    for spec in runs {
-        sims.push(SimRun::new(&spec.policy, spec.capacity, cfg.mode)?);
+    for (i, spec) in runs.iter().enumerate() {
+        sims.push(SimRun::with_policy(build(i, spec)?, cfg.mode)?);
     }
 
     let controlled = sims.iter().any(|s| s.policy().application_controlled());
@@ -759,6 +805,7 @@ pub fn sweep(source: &dyn TraceSource, runs: &[RunSpec], cfg: &SweepConfig, page
                 blocks: block.then_some(c.blocks),
                 block_hits: block.then_some(c.block_hits),
                 block_miss_ratio: block.then(|| c.block_miss_ratio()),
+                requests_larger_than_cache: c.larger_than_cache,
                 skipped,
                 cached_objects: len,
                 metadata_bytes_per_object: if len == 0 { 0.0 } else { run.policy().metadata_bytes() as f64 / len as f64 },

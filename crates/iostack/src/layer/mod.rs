@@ -1,12 +1,14 @@
-//! Layers between the I/O scheduler and the device (disk-side caches such as REDCAP's RAM
-//! segment cache).
+//! Layers between the I/O scheduler and the device (disk-side caches, such as a drive-side
+//! variant of REDCAP's RAM segment cache).
 //!
 //! A layer sees every request the scheduler dispatches, in dispatch order, and answers when it
 //! is served: from its own memory, or by passing requests (the same, or others: a segment read,
 //! a read-ahead) to the layers and device below through `lower`. The timed engine stacks the
 //! configured layers in order, the first one just below the scheduler; with none, dispatched
-//! requests go straight to the device. The stack is empty for now; REDCAP (KDSim paper, §5)
-//! plugs in here.
+//! requests go straight to the device. The stack is empty for now. A layer is called inside a
+//! dispatch and holds a device queue slot while it answers, so code that must sit above the
+//! scheduler (REDCAP as the KDSim paper places it, §4: hits served without the disk, segment
+//! reads scheduled like any request) is a block stage instead ([`crate::blk::BlockStage`]).
 
 use crate::device::{Device, DeviceRequest, Service};
 

@@ -11,10 +11,13 @@
 //! - [`series`]: affinities and working set per time or request interval.
 //! - [`mrc`]: the LRU miss-ratio curve of every size from the stack-distance histogram.
 //! - [`probe`]: [`LocalityProbe`], the observer the engines place at each boundary.
+//! - [`characterise`]: popularity and its Zipf fit, reuse and inter-arrival times, activity and
+//!   footprint over time, processes.
 //! - [`workload`]: whole-trace characterisation behind `iostack analyze`.
 
 pub mod affinity;
 pub mod block_distance;
+pub mod characterise;
 pub mod mrc;
 pub mod probe;
 pub mod series;

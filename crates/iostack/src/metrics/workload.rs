@@ -11,6 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::characterise::{Characterisation, Characteriser};
 use super::affinity::{log2_bucket, log2_buckets, Affinity, Bucket, DistanceDistribution};
 use super::mrc::{MissRatioCurve, MrcPoint};
 use super::probe::{Granularity, LocalityProbe, LocalityReport, ProbeConfig};
@@ -47,6 +48,9 @@ pub struct OpMix {
     pub write_bytes: u64,
     /// Reads over all requests (`null` for an empty trace).
     pub read_fraction: Option<f64>,
+    /// Bytes read over all bytes requested (`null` when no bytes were requested).
+    #[serde(default)]
+    pub read_byte_fraction: Option<f64>,
 }
 
 /// Request sizes in bytes.
@@ -104,6 +108,9 @@ pub struct AnalysisReport {
     pub mrc_requests: Option<Vec<MrcPoint>>,
     /// Distances, histograms and the series over time.
     pub locality: LocalityReport,
+    /// Popularity, inter-arrival and reuse times, activity over time, processes.
+    #[serde(flatten)]
+    pub characterisation: Characterisation,
 }
 
 /// Accumulates an [`AnalysisReport`] request by request.
@@ -128,6 +135,7 @@ pub struct WorkloadAnalyzer {
     longest_run: u64,
     run_hist: [u64; 65],
     sequential_requests: u64,
+    character: Characteriser,
 }
 
 impl WorkloadAnalyzer {
@@ -140,6 +148,7 @@ impl WorkloadAnalyzer {
                 return Err(ConfigError::new("--mrc-sizes", "cache sizes must be at least 1"));
             }
         }
+        let granularity = config.granularity;
         let probe = LocalityProbe::new(ProbeConfig { granularity: config.granularity, first_reference: config.first_reference, interval: config.interval });
         Ok(WorkloadAnalyzer {
             config,
@@ -160,6 +169,7 @@ impl WorkloadAnalyzer {
             longest_run: 0,
             run_hist: [0; 65],
             sequential_requests: 0,
+            character: Characteriser::new(granularity),
         })
     }
 
@@ -167,6 +177,7 @@ impl WorkloadAnalyzer {
     #[inline]
     pub fn feed(&mut self, r: &Request) {
         let loc = self.probe.observe_request(r);
+        self.character.feed(r, loc.max_stack_distance);
         if loc.references > 0 {
             match loc.max_stack_distance {
                 Some(d) => self.request_dist.record(d),
@@ -224,6 +235,8 @@ impl WorkloadAnalyzer {
         self.close_run();
         let requests = self.ops.reads + self.ops.writes;
         self.ops.read_fraction = (requests > 0).then(|| self.ops.reads as f64 / requests as f64);
+        let bytes = self.ops.read_bytes + self.ops.write_bytes;
+        self.ops.read_byte_fraction = (bytes > 0).then(|| self.ops.read_bytes as f64 / bytes as f64);
         let locality = self.probe.report();
         let mrc = MissRatioCurve::from_distances(self.probe.stack_distances());
         let sizes = self.config.mrc_sizes.clone().unwrap_or_else(|| mrc.default_sizes());
@@ -266,6 +279,7 @@ impl WorkloadAnalyzer {
             mrc: mrc.points(&sizes),
             mrc_requests,
             locality,
+            characterisation: self.character.report(),
         }
     }
 }

@@ -99,14 +99,8 @@ impl ComponentSpec {
 
     /// A parameter that must be one of `valid` (any case).
     pub fn choice(&mut self, key: &str, default: &'static str, valid: &[&'static str]) -> Result<&'static str, ConfigError> {
-        match self.take(key) {
-            None => Ok(default),
-            Some(v) => valid
-                .iter()
-                .find(|c| c.eq_ignore_ascii_case(&v))
-                .copied()
-                .ok_or_else(|| self.err(key, format!("`{v}` is not valid; valid: {}", valid.join(", ")))),
-        }
+        let given = self.take(key);
+        crate::cache::one_of(given, default, valid).map_err(|m| self.err(key, m))
     }
 
     /// Fails on any parameter that no getter took.

@@ -53,6 +53,7 @@ pub mod stride;
 pub mod ior;
 pub mod lkr;
 pub mod composite;
+pub mod acfs;
 
 /// How requests arrive.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -252,7 +253,8 @@ pub fn sampled(name: &str, common: &Common, sampler: Box<dyn ObjectSampler>) -> 
 pub const GENERATORS: &[GeneratorInfo] = &[zipf::INFO, uniform::INFO,
     extremes::HOT_NEAR, extremes::HOT_FAR, extremes::COLD_NEAR, extremes::COLD_FAR,
     spc2::INFO, mixed_files::INFO,
-    tac::INFO, stride::INFO, ior::INFO, lkr::INFO, composite::AIR, composite::AIP];
+    tac::INFO, stride::INFO, ior::INFO, lkr::INFO, composite::AIR, composite::AIP,
+    acfs::CS1, acfs::CS2, acfs::CS3, acfs::DIN, acfs::GLI, acfs::PSEL1, acfs::PSEL2, acfs::ANDREW];
 
 /// The generator called `name`; the error lists the valid names.
 pub fn generator(name: &str) -> Result<&'static GeneratorInfo, ConfigError> {

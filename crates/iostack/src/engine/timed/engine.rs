@@ -116,6 +116,21 @@ struct Event {
     arg: u32,
 }
 
+/// Stores `x` in a free slot of `slab` (or a new one) and returns its index.
+#[inline]
+fn slab_put<T>(slab: &mut Vec<T>, free: &mut Vec<u32>, x: T) -> u32 {
+    match free.pop() {
+        Some(i) => {
+            slab[i as usize] = x;
+            i
+        }
+        None => {
+            slab.push(x);
+            (slab.len() - 1) as u32
+        }
+    }
+}
+
 /// The settings the engine runs with.
 #[derive(Debug, Clone, Copy)]
 pub struct EngineSettings {
@@ -529,24 +544,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             self.policy.prefetch_neighbours(k);
         }
         // Trace time relative to the first request, never going back.
-        if let Some(m) = &self.lane_of {
-            if !m.contains_key(&r.device) {
-                self.order.read += 1;
-                return Err(self.unmapped_device(&r));
-            }
-        }
         let t0 = *self.t0.get_or_insert(r.time_ns);
-        let o = &mut self.order;
-        o.read += 1;
-        if r.time_ns < o.max_raw_ns {
-            o.backwards += 1;
-            if o.first_backwards.is_none() {
-                let pid = r.pid;
-                o.first_backwards = Some((o.read, pid, r.time_ns.saturating_sub(t0), o.max_raw_ns - t0));
-            }
-        } else {
-            o.max_raw_ns = r.time_ns;
-        }
         let t = r.time_ns.saturating_sub(t0).max(self.last_trace_ns);
         self.last_trace_ns = t;
         r.time_ns = t;
@@ -566,6 +564,28 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             self.input_done = true;
             self.skipped = reader.skipped();
             return Ok(false);
+        }
+        // Checked here, a batch at a time, off the per-request path: device ids the device map
+        // does not name, and the order of trace times.
+        if let Some(m) = &self.lane_of {
+            if let Some(i) = self.batch.iter().position(|r| !m.contains_key(&r.device)) {
+                let r = self.batch[i];
+                self.order.read += i as u64 + 1;
+                return Err(self.unmapped_device(&r));
+            }
+        }
+        let t0 = self.t0.unwrap_or(self.batch[0].time_ns);
+        let o = &mut self.order;
+        for r in &self.batch {
+            o.read += 1;
+            if r.time_ns < o.max_raw_ns {
+                o.backwards += 1;
+                if o.first_backwards.is_none() {
+                    o.first_backwards = Some((o.read, r.pid, r.time_ns.saturating_sub(t0), o.max_raw_ns - t0));
+                }
+            } else {
+                o.max_raw_ns = r.time_ns;
+            }
         }
         // The key of each request's first block, for the memory hints above.
         let pages = self.pages;
@@ -840,16 +860,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     /// The slot of the request being started, taken on its first wait; counts one more wait.
     fn wait_on_current(&mut self) -> u32 {
         if self.cur_slot == NIL {
-            self.cur_slot = match self.pending_free.pop() {
-                Some(i) => {
-                    self.pending[i as usize] = self.cur;
-                    i
-                }
-                None => {
-                    self.pending.push(self.cur);
-                    (self.pending.len() - 1) as u32
-                }
-            };
+            self.cur_slot = slab_put(&mut self.pending, &mut self.pending_free, self.cur);
         }
         self.pending[self.cur_slot as usize].outstanding += 1;
         self.cur_slot
@@ -1114,16 +1125,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     }
 
     fn alloc_wait(&mut self, w: WaitNode) -> u32 {
-        match self.wait_free.pop() {
-            Some(i) => {
-                self.waits[i as usize] = w;
-                i
-            }
-            None => {
-                self.waits.push(w);
-                (self.waits.len() - 1) as u32
-            }
-        }
+        slab_put(&mut self.waits, &mut self.wait_free, w)
     }
 
     /// Wakes a list of waiters.
@@ -1300,16 +1302,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             self.sched_add(q);
         }
         for (q, at) in out.serve.drain(..) {
-            let slot = match self.stage_serves_free.pop() {
-                Some(i) => {
-                    self.stage_serves[i as usize] = Some(q);
-                    i
-                }
-                None => {
-                    self.stage_serves.push(Some(q));
-                    (self.stage_serves.len() - 1) as u32
-                }
-            };
+            let slot = slab_put(&mut self.stage_serves, &mut self.stage_serves_free, Some(q));
             self.push(at.max(self.now), Kind::StageServe, slot);
         }
     }
@@ -1385,16 +1378,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             if let Some(stage) = self.stage.as_mut() {
                 stage.dispatched(&r, &service, self.now);
             }
-            let slot = match self.in_device_free.pop() {
-                Some(i) => {
-                    self.in_device[i as usize] = Some((r, service));
-                    i
-                }
-                None => {
-                    self.in_device.push(Some((r, service)));
-                    (self.in_device.len() - 1) as u32
-                }
-            };
+            let slot = slab_put(&mut self.in_device, &mut self.in_device_free, Some((r, service)));
             self.lanes[l].in_device += 1;
             self.push(service.finish_ns.max(self.now), Kind::Done, slot);
         }

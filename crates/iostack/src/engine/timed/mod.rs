@@ -1,9 +1,12 @@
 //! The timed engine: a discrete-event simulation of the whole stack.
 //!
 //! ```text
-//! processes -> [front] -> page cache (policy + prefetcher) -> [cache] -> I/O scheduler
-//!           -> [sched] -> disk-side layers -> [device] -> device model
+//! processes -> [front] -> page cache (policy + prefetcher) -> [cache] -> (block stage)
+//!           -> I/O scheduler -> [sched] -> disk-side layers -> [device] -> device model
 //! ```
+//!
+//! (the part from the scheduler down once per device when the config maps device ids to
+//! devices)
 //!
 //! Virtual time in nanoseconds; one event queue (a binary heap ordered by time, ties broken by
 //! a sequence number, so a run is deterministic). Processes replay the trace closed-loop (a
@@ -102,6 +105,18 @@ impl TimedRun {
         let resolved = config.resolve()?;
         let policy = crate::cache::build(&config.policy, resolved.cache_blocks)?;
         Self::assemble(config, policy, devices)
+    }
+
+    /// Builds every component the config names except the policy, which `build` makes from the
+    /// cache's capacity in blocks (a policy from outside the registry, such as a Python class);
+    /// the config's `policy` is then only echoed.
+    pub fn with_policy(
+        config: &StackConfig,
+        build: impl FnOnce(u64) -> Result<Box<dyn crate::cache::Policy>, ConfigError>,
+    ) -> Result<TimedRun, ConfigError> {
+        let devices = config.devices()?.into_iter().map(|(id, spec)| Ok((id, crate::device::build_model(&spec)?))).collect::<Result<Vec<_>, ConfigError>>()?;
+        let resolved = config.resolve()?;
+        Self::assemble(config, build(resolved.cache_blocks)?, devices)
     }
 
     /// Builds the stack around a device the caller made (tests, custom models), serving every
@@ -297,6 +312,8 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
     });
     let c = &e.c;
     let hit_ratio = if c.cache.accesses == 0 { 0.0 } else { c.cache.hits as f64 / c.cache.accesses as f64 };
+    let processes = e.process_reports();
+    let notes = TimedReport::notes_for(config, &processes);
     Ok(TimedReport {
         config: config.clone(),
         resolved,
@@ -312,11 +329,12 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         devices,
         response: c.response.summary(),
         blk,
-        processes: e.process_reports(),
+        processes,
         locality,
         probes,
         skipped: e.skipped,
         warnings: e.order.warnings(),
+        notes,
     })
 }
 
@@ -380,7 +398,17 @@ impl Dump {
 /// opened a second time only when a first pass infers file sizes, which standard input (read
 /// once) cannot give.
 pub fn run_file(config: &StackConfig, path: &Path, format: Option<Format>, options: &ReaderOptions, dumps: &[Dump]) -> Result<TimedReport, Error> {
-    let stack = TimedRun::new(config)?;
+    run_stack_file(TimedRun::new(config)?, path, format, options, dumps)
+}
+
+/// [`run_file`] with a stack the caller built (e.g. with [`TimedRun::with_policy`]).
+pub fn run_stack_file(
+    stack: TimedRun,
+    path: &Path,
+    format: Option<Format>,
+    options: &ReaderOptions,
+    dumps: &[Dump],
+) -> Result<TimedReport, Error> {
     let mut opened = Some(crate::trace::open(path, format, options)?);
     let mut observers: Vec<(Boundary, Box<dyn BoundaryObserver>)> = Vec::with_capacity(dumps.len());
     for d in dumps {

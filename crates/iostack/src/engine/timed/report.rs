@@ -386,6 +386,10 @@ pub struct TimedReport {
     /// as their times say), one line per kind; absent when there is nothing to say.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Remarks on how to read this result (e.g. a scheduler that could not matter); the command
+    /// line prints each once on standard error, Python gives each as a warning.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The locality reports of the four boundaries, top of the stack first: the requests the
@@ -422,6 +426,24 @@ fn ms(ns: u64) -> String {
 }
 
 impl TimedReport {
+    /// The notes a run of `config` that gave `processes` deserves. A closed-loop replay of one
+    /// process at queue depth 1, with no prefetching and write-through caching, sends the
+    /// scheduler nothing but the pieces of the one request that process is waiting for (no
+    /// prefetches, no background write-back, no other process): there is nothing to reorder
+    /// across requests, so the choice of scheduler has nothing to act on.
+    pub fn notes_for(config: &super::StackConfig, processes: &[ProcessReport]) -> Vec<String> {
+        let mut notes = Vec::new();
+        let lone = config.replay == super::Replay::Closed && config.queue_depth == 1 && processes.len() == 1;
+        let synchronous = config.prefetch == "none" && config.write_policy == super::WritePolicy::Through;
+        if lone && synchronous && !config.sched.starts_with("noop") {
+            notes.push(format!(
+                "closed-loop replay of a single process at queue depth 1, without prefetching and with write-through: the scheduler only ever receives the pieces of the one request the process waits for, so `{}` has nothing to reorder (open replay, several processes, a larger queue depth, prefetching or write-back give it work)",
+                config.sched
+            ));
+        }
+        notes
+    }
+
     /// The report as a human-readable table.
     pub fn table(&self) -> String {
         use std::fmt::Write;

@@ -1,0 +1,77 @@
+"""Plots: every --plot of the commands and every iostack.plot function writes a PNG that is not
+blank."""
+
+import subprocess
+import sys
+
+import matplotlib.image
+import numpy as np
+import pytest
+
+import iostack
+
+
+def _not_blank(path):
+    img = matplotlib.image.imread(str(path))
+    assert img.ndim == 3 and img.shape[0] > 200 and img.shape[1] > 300, path
+    # A figure with axes, labels and data has many distinct colours, not one.
+    assert len(np.unique(img.reshape(-1, img.shape[2])[:, :3], axis=0)) > 20, path
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "iostack.cli", *map(str, args)], capture_output=True, text=True)
+
+
+def test_analyze_plots(shared, tmp_path):
+    trace = shared("traces", "msr_cambridge", "msr-cambridge1-sample.csv")
+    r = _cli("analyze", trace, "--plot", tmp_path)
+    assert r.returncode == 0, r.stderr
+    names = {"mrc", "affinity", "distances", "popularity", "timeline", "distributions", "heatmap", "processes"}
+    assert {p.stem for p in tmp_path.glob("*.png")} == names
+    for p in tmp_path.glob("*.png"):
+        _not_blank(p)
+
+
+def test_sim_plots_and_output(shared, tmp_path):
+    trace = shared("traces", "cloudphysics", "cloudPhysicsIO.vscsi")
+    r = _cli("sim", trace, "--policy", "lru,arc", "--cache", "100,489,2448", "--unit-size", "--plot", tmp_path / "p")
+    assert r.returncode == 0, r.stderr
+    assert "lru" in r.stdout and "0.8380" in r.stdout  # the request miss ratio of lru at 489
+    _not_blank(tmp_path / "p" / "mrc.png")
+    r = _cli("sim", trace, "--policy", "lru", "--cache", "489", "--unit-size", "--json", "--plot", tmp_path / "q")
+    assert r.returncode == 0 and r.stdout.lstrip().startswith("["), r.stderr
+    # Errors are the command's, with nothing written.
+    r = _cli("sim", trace, "--policy", "nosuch", "--cache", "489", "--plot", tmp_path / "e")
+    assert r.returncode != 0 and "nosuch" in r.stderr
+    assert not (tmp_path / "e").exists()
+
+
+def test_run_plots(shared, tmp_path):
+    trace = shared("traces", "msr_cambridge", "msr-cambridge1-sample.csv")
+    r = _cli("run", trace, "--policy", "lru", "--cache", "16MiB", "--prefetch", "linux", "--device", "hdd:st3400620as", "--plot", tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "hit ratio" in r.stdout
+    assert {p.stem for p in tmp_path.glob("*.png")} == {"sequences", "response", "affinity", "processes"}
+    runs = [iostack.run(trace, policy=p, cache="4MiB", device="hdd:st3400620as", prefetch=f) for p, f in [("lru", "linux"), ("lru", "none")]]
+    paths = iostack.plot.write_run(runs, tmp_path / "two")
+    assert {p.stem for p in paths} == {"sequences", "response", "affinity", "processes", "stacks"}
+    for p in list(tmp_path.glob("*.png")) + paths:
+        _not_blank(p)
+
+
+def test_plot_functions_on_dataframes(tmp_path):
+    rng = np.random.default_rng(1)
+    t = {"offset": rng.zipf(1.2, 20_000).astype(np.uint64) % 3000, "length": np.full(20_000, 4096, dtype=np.uint64)}
+    df = iostack.simulate(t, policy=["lru", "fifo"], cache_size=[10, 100, 1000], unit_size=True)
+    ax = iostack.plot.mrc(df, footprint={"<memory>": 3000})
+    assert ax.get_xscale() == "log" and ax.get_xlabel() == "cache size (objects)"
+    assert [line.get_label() for line in ax.get_lines()][:2] == ["lru", "fifo"]
+    paths = iostack.plot.write_sim(df, tmp_path)
+    _not_blank(paths[0])
+
+
+def test_analysis_mrc_stops_at_the_footprint(shared):
+    a = iostack.analyze(shared("traces", "msr_cambridge", "msr-cambridge1-sample.csv"), mrc_sizes=[1, 100, 1917, 10_000, 100_000])
+    ax = iostack.plot.analysis_mrc(a)
+    xs = ax.get_lines()[0].get_xdata()
+    assert max(xs) <= a.report["footprint_units"]
