@@ -23,7 +23,10 @@ ratio within each back-to-back pair of runs (steadier when the machine's speed d
 non-zero if the two iostack measurements disagree on the result.
 
     python bench/bench_timed.py [--requests 10000000] [--alpha 1.0] [--objects 1000000]
-                                [--iostack PATH] [--repeat 3] [--no-cli]
+                                [--iostack PATH] [--repeat 3] [--no-cli] [--probes-only]
+
+A last row measures the locality probes, on by default in ``iostack run``: the same command with
+and without ``--no-locality``, alternated, as the ratio of their times.
 """
 
 from __future__ import annotations
@@ -47,8 +50,8 @@ def child_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def run_cli(exe: str, trace: str, cache: str) -> tuple[float, float, dict]:
-    cmd = [exe, "run", trace, "--cache", cache, "--no-locality", "--json"]
+def run_cli(exe: str, trace: str, cache: str, locality: bool = False) -> tuple[float, float, dict]:
+    cmd = [exe, "run", trace, "--cache", cache, "--json"] + ([] if locality else ["--no-locality"])
     for k, v in STACK.items():
         cmd += [f"--{k}", v]
     c0, t0 = child_cpu(), time.perf_counter()
@@ -100,6 +103,28 @@ def compare(name: str, run_iostack, trace: str, cache_bytes: int, repeat: int) -
     return rep
 
 
+def compare_probes(exe: str, trace: str, cache: str, repeat: int) -> bool:
+    """The cost of the locality probes (on by default): `iostack run` with and without
+    `--no-locality`, alternated; prints the ratio of their wall and CPU times (best runs, and
+    the median of the pairs). Returns whether both runs agree on everything but the probes."""
+    on_best = off_best = None
+    pairs = []
+    for _ in range(repeat):
+        on = run_cli(exe, trace, cache, locality=True)
+        off = run_cli(exe, trace, cache, locality=False)
+        on_best = min(on_best or on, on, key=lambda x: x[0])
+        off_best = min(off_best or off, off, key=lambda x: x[0])
+        pairs.append(on[0] / off[0])
+    pairs.sort()
+    print("locality probes (iostack run, default, vs --no-locality):")
+    print(f"  with probes: wall {on_best[0]:.2f} s, cpu {on_best[1]:.2f} s;"
+          f" without: wall {off_best[0]:.2f} s, cpu {off_best[1]:.2f} s")
+    print(f"  ratio with/without, best runs: wall {on_best[0] / off_best[0]:.2f}x, cpu {on_best[1] / off_best[1]:.2f}x;"
+          f" median of {len(pairs)} pairs (wall) {statistics.median(pairs):.2f}x, range {pairs[0]:.2f}x to {pairs[-1]:.2f}x")
+    strip = ("config", "locality")
+    return {k: v for k, v in on_best[2].items() if k not in strip} == {k: v for k, v in off_best[2].items() if k not in strip}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=10_000_000)
@@ -109,7 +134,8 @@ def main() -> int:
     ap.add_argument("--cache", default="64MiB", help="a byte size with unit (KiB, MiB, GiB) or bytes")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each; the best is kept")
     ap.add_argument("--iostack", default=shutil.which("iostack") or "target/release/iostack", help="command for the CLI runs")
-    ap.add_argument("--no-cli", action="store_true", help="skip the command-line measurement")
+    ap.add_argument("--no-cli", action="store_true", help="skip the command-line measurements")
+    ap.add_argument("--probes-only", action="store_true", help="only the cost of the locality probes")
     ap.add_argument("--trace", help="use this oracleGeneral trace instead of generating one")
     args = ap.parse_args()
     units = {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
@@ -126,6 +152,11 @@ def main() -> int:
                        check=True, capture_output=True)
     try:
         print(f"trace: {args.requests} requests, zipf alpha={args.alpha} over {args.objects} objects, cache {args.cache}")
+        if args.probes_only:
+            if not compare_probes(args.iostack, trace, args.cache, args.repeat):
+                print("error: the probes changed the stack's results", file=sys.stderr)
+                return 1
+            return 0
         a = compare("in process (iostack.run vs process_trace, the call alone)",
                     lambda: run_in_process(trace, args.cache), trace, cache_bytes, args.repeat)
         if not args.no_cli:
@@ -134,6 +165,9 @@ def main() -> int:
             strip = ("config",)
             if {k: v for k, v in a.items() if k not in strip} != {k: v for k, v in b.items() if k not in strip}:
                 print("error: iostack.run and `iostack run` report different results", file=sys.stderr)
+                return 1
+            if not compare_probes(args.iostack, trace, args.cache, args.repeat):
+                print("error: the probes changed the stack's results", file=sys.stderr)
                 return 1
     finally:
         if tmp:

@@ -194,3 +194,52 @@ fn gzip(data: &[u8]) -> Vec<u8> {
     child.stdin.take().unwrap().write_all(data).unwrap();
     child.wait_with_output().unwrap().stdout
 }
+
+/// Runs iostack with `input` on its standard input.
+fn iostack_with_stdin(args: &[&str], dir: &Path, input: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iostack")).args(args).current_dir(dir).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+#[test]
+fn gen_streams_to_standard_output() {
+    let d = tempfile::tempdir().unwrap();
+    let zipf = ["gen", "zipf", "--alpha", "0.9", "--objects", "2000", "--requests", "5000", "--seed", "3"];
+    for (name, format) in [("z.bin", "bin"), ("z.csv", "csv")] {
+        let o = iostack(&[&zipf[..], &["-o", name]].concat(), d.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        let o = iostack(&[&zipf[..], &["-o", "-", "--format", format]].concat(), d.path());
+        assert!(o.status.success(), "{}", stderr(&o));
+        // The trace alone on standard output, the summary on standard error.
+        assert_eq!(o.stdout, std::fs::read(d.path().join(name)).unwrap(), "{format}");
+        assert!(stderr(&o).contains("5000 requests"), "{}", stderr(&o));
+    }
+    // Binary unless told otherwise.
+    let o = iostack(&[&zipf[..], &["-o", "-"]].concat(), d.path());
+    assert_eq!(o.stdout, std::fs::read(d.path().join("z.bin")).unwrap());
+    // Nothing was written beside the outputs (no file named `-`, no temporary file).
+    let mut names: Vec<String> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["z.bin", "z.csv"]);
+    // oracleGeneral needs the whole file: refused, with nothing on standard output.
+    let o = iostack(&[&zipf[..], &["-o", "-", "--format", "oracle-general"]].concat(), d.path());
+    assert!(!o.status.success());
+    assert!(o.stdout.is_empty());
+    assert!(stderr(&o).contains("standard output"), "{}", stderr(&o));
+    // What streams out reads back from `-` as from the file.
+    let piped = iostack(&[&zipf[..], &["-o", "-"]].concat(), d.path()).stdout;
+    let sim = ["sim", "--format", "bin", "--policy", "lru", "--cache", "100", "--json"];
+    let from_file = iostack(&[&sim[..1], &["z.bin"], &sim[1..]].concat(), d.path());
+    let from_pipe = iostack_with_stdin(&[&sim[..1], &["-"], &sim[1..]].concat(), d.path(), &piped);
+    assert!(from_pipe.status.success(), "{}", stderr(&from_pipe));
+    assert_eq!(stdout(&from_file).replace("\"z.bin\"", "\"-\""), stdout(&from_pipe));
+}

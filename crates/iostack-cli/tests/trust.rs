@@ -44,10 +44,11 @@ fn devices_that_share_low_bits_stay_apart() {
     assert_eq!(r["cache"]["hits"], 1, "{}", r["cache"]);
     let pids: Vec<u64> = r["processes"].as_array().unwrap().iter().map(|p| p["pid"].as_u64().unwrap()).collect();
     assert_eq!(pids, vec![0, 65536, 131072, 4294967295]);
-    // Dumps carry the trace's own ids.
+    // Dumps carry the trace's own ids. The four processes (one per device) all start at trace
+    // time 0; device 0's second request follows its first one's completion.
     let dump = std::fs::read_to_string(d.path().join("f.csv")).unwrap();
     let devices: Vec<&str> = dump.lines().skip(1).map(|l| l.split(',').nth(5).unwrap()).collect();
-    assert_eq!(devices, vec!["0", "65536", "131072", "0", "4294967295"]);
+    assert_eq!(devices, vec!["0", "65536", "131072", "4294967295", "0"]);
 
     let blk = "  8,0 1 1 0.000001 10 Q R 800 + 8 [a]\n  259,0 1 2 0.000002 10 Q R 800 + 8 [a]\n  8,0 1 3 0.000003 10 Q R 800 + 8 [a]\n";
     std::fs::write(d.path().join("two.blkparse"), blk).unwrap();

@@ -85,3 +85,21 @@ fn a_device_id_missing_from_the_map_is_an_error_naming_it() {
     let err = TimedRun::new(&config("0=fixed:1ms,1=nonsense")).err().unwrap().to_string();
     assert!(err.contains("--device"), "{err}");
 }
+
+/// A device map names the trace's own ids, whatever they are and in whatever order: devices 7
+/// and 3 mapped as `3=...,7=...` (the engine numbers devices densely inside).
+#[test]
+fn device_map_names_the_traces_own_ids() {
+    let mut v = Vec::new();
+    for i in 0..10u64 {
+        v.push(read(i * 100_000, 1, 7, 10 * i));
+        v.push(read(i * 100_000, 2, 3, 10 * i));
+    }
+    let rep = TimedRun::new(&config("3=fixed:1ms,7=fixed:10ms")).unwrap().run(&mut VecReader::new(v.clone())).unwrap();
+    let by_id: std::collections::HashMap<_, _> = rep.devices.iter().map(|d| (d.id, (d.model.clone(), d.counts.busy_ns))).collect();
+    assert_eq!(by_id[&Some(3)], ("fixed:1ms".to_string(), 10 * 1_000_000));
+    assert_eq!(by_id[&Some(7)], ("fixed:10ms".to_string(), 10 * 10_000_000));
+    // An id the map does not name is refused, by its trace id.
+    let err = TimedRun::new(&config("3=fixed:1ms")).unwrap().run(&mut VecReader::new(v)).unwrap_err().to_string();
+    assert!(err.contains("device id 7"), "{err}");
+}

@@ -29,7 +29,7 @@ pub struct Args {
     /// List the generators and their parameters.
     #[arg(long)]
     pub list: bool,
-    /// Output file.
+    /// Output file; `-` streams the trace to standard output (iostack binary unless `--format csv`).
     #[arg(short, long, required_unless_present = "list")]
     pub output: Option<PathBuf>,
     /// Output format (csv, bin, oracle-general); from the output name when omitted.
@@ -148,6 +148,9 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     if args.hints_out.is_some() && !acfs {
         anyhow::bail!("--hints-out: generator `{}` writes no hints (only the acfs-* generators do)", info.name);
     }
+    if acfs && args.hints_out.is_none() && write::is_stdout(output) {
+        anyhow::bail!("--hints-out: the trace goes to standard output, so name the hints file `{}` writes", info.name);
+    }
     let (mut reader, hints) = if acfs {
         // The workload and the hints its application gives, from one generation.
         common.validate()?;
@@ -186,9 +189,12 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     }
     let over = if info.common.contains(&"objects") { format!(" over {} objects", common.objects) } else { String::new() };
     let hints_note = hints_path.map_or(String::new(), |p| format!(", hints -> {}", p.display()));
-    out.print(&format!(
-        "{name}: {n} requests{over} -> {} ({format}){hints_note} in {:.2} s\n",
-        output.display(),
-        start.elapsed().as_secs_f64()
-    ))
+    let summary = format!("{name}: {n} requests{over} -> {} ({format}){hints_note} in {:.2} s\n", output.display(), start.elapsed().as_secs_f64());
+    if write::is_stdout(output) {
+        // The trace itself went to standard output.
+        eprint!("{summary}");
+        Ok(())
+    } else {
+        out.print(&summary)
+    }
 }

@@ -56,6 +56,18 @@ pub fn affinity_fast(distance: u64) -> f64 {
     }
 }
 
+/// Hints the CPU to fetch the cache line of `value`.
+#[inline(always)]
+fn prefetch<T>(value: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it never faults, and `value` is a valid reference.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(value as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = value;
+}
+
 /// Index of the log2 bucket of `d`: bucket 0 holds 0, bucket k >= 1 holds `[2^(k-1), 2^k)`.
 #[inline]
 pub fn log2_bucket(d: u64) -> usize {
@@ -139,13 +151,15 @@ pub struct DistanceDistribution {
     first: u64,
     affinity_sum: f64,
     distance_sum: f64,
+    /// Exact counts recorded by [`DistanceDistribution::record_deferred`] and not yet added.
+    deferred: Vec<u32>,
 }
 
 impl DistanceDistribution {
     /// `exact_limit`: distances below it are counted one value at a time (use `usize::MAX` for
     /// stack distances, which are bounded by the number of distinct keys).
     pub fn new(exact_limit: usize) -> Self {
-        DistanceDistribution { exact: Vec::new(), exact_limit, fine: Vec::new(), log2: [0; 65], count: 0, first: 0, affinity_sum: 0.0, distance_sum: 0.0 }
+        DistanceDistribution { exact: Vec::new(), exact_limit, fine: Vec::new(), log2: [0; 65], count: 0, first: 0, affinity_sum: 0.0, distance_sum: 0.0, deferred: Vec::new() }
     }
 
     /// Records a reference at distance `d`.
@@ -181,6 +195,37 @@ impl DistanceDistribution {
             }
             self.fine[i] += 1;
         }
+    }
+
+    /// [`DistanceDistribution::record_with_affinity`], except that the exact count, when it
+    /// falls in the part already allocated, is only noted, to be added by
+    /// [`DistanceDistribution::apply_deferred`] (which must run before the distribution is
+    /// read or merged). Adding a batch of counts at once lets their cache misses overlap: the
+    /// exact counts of stack distances span the whole footprint, megabytes on large traces.
+    #[inline]
+    pub fn record_deferred(&mut self, d: u64, affinity: f64) {
+        if d < self.exact.len() as u64 && d <= u32::MAX as u64 {
+            self.count += 1;
+            self.affinity_sum += affinity;
+            self.distance_sum += d as f64;
+            self.log2[log2_bucket(d)] += 1;
+            self.deferred.push(d as u32);
+        } else {
+            self.record_with_affinity(d, affinity);
+        }
+    }
+
+    /// Adds the exact counts [`DistanceDistribution::record_deferred`] noted.
+    pub fn apply_deferred(&mut self) {
+        const AHEAD: usize = 16;
+        let exact = &mut self.exact[..];
+        for (i, &d) in self.deferred.iter().enumerate() {
+            if let Some(&next) = self.deferred.get(i + AHEAD) {
+                prefetch(&exact[next as usize]);
+            }
+            exact[d as usize] += 1;
+        }
+        self.deferred.clear();
     }
 
     #[cold]

@@ -122,6 +122,9 @@ pub struct LocalityProbe {
     block_dist: DistanceDistribution,
     reuse_dist: DistanceDistribution,
     series: Series,
+    /// Inside [`LocalityProbe::observe_batch`]: exact stack-distance counts are deferred to the
+    /// end of the batch.
+    batching: bool,
     requests: u64,
     references: u64,
     bytes: u64,
@@ -139,6 +142,7 @@ impl LocalityProbe {
             block_dist: DistanceDistribution::new(1 << 16),
             reuse_dist: DistanceDistribution::new(1 << 16),
             series: Series::new(config.interval),
+            batching: false,
             requests: 0,
             references: 0,
             bytes: 0,
@@ -212,7 +216,11 @@ impl LocalityProbe {
         let stack_affinity = match d {
             Some(d) => {
                 let a = affinity_fast(d);
-                self.stack_dist.record_with_affinity(d, a);
+                if self.batching {
+                    self.stack_dist.record_deferred(d, a);
+                } else {
+                    self.stack_dist.record_with_affinity(d, a);
+                }
                 // References strictly between the two uses.
                 self.reuse_dist.record_value(index - info.last_ref);
                 Some(a)
@@ -228,6 +236,26 @@ impl LocalityProbe {
         info.last_interval = self.series.reference(stack_affinity, block_affinity, info.last_interval);
         self.block_dist.record_with_affinity(block_distance, block_affinity);
         d
+    }
+
+    /// Observes a batch of requests in order (the same as [`LocalityProbe::observe_request`] on
+    /// each), fetching each request's stack entry a few requests ahead so that the cache misses
+    /// of cold keys overlap the work on the requests before, and adding the exact stack-distance
+    /// counts at the end of the batch ([`DistanceDistribution::record_deferred`]).
+    pub fn observe_batch(&mut self, batch: &[Request]) {
+        self.batching = true;
+        const AHEAD: usize = 8;
+        for r in batch.iter().take(AHEAD) {
+            self.prefetch(r);
+        }
+        for (i, r) in batch.iter().enumerate() {
+            if let Some(next) = batch.get(i + AHEAD) {
+                self.prefetch(next);
+            }
+            self.observe_request(r);
+        }
+        self.stack_dist.apply_deferred();
+        self.batching = false;
     }
 
     /// Hints the CPU to fetch the stack entry of the first unit of `r`, a request the caller

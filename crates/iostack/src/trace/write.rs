@@ -75,6 +75,8 @@ fn split_compression(name: &str) -> (&str, OutCompression) {
 pub fn output_format(path: &Path, format: Option<Format>) -> Result<Format, ConfigError> {
     let f = match format {
         Some(f) => f,
+        // Standard output has no name to go by: iostack binary, the most compact and fastest.
+        None if is_stdout(path) => Format::Bin,
         None => format_for_output(path).ok_or_else(|| {
             ConfigError::new(
                 "--to",
@@ -101,6 +103,8 @@ enum Sink {
     Gzip(flate2::write::GzEncoder<BufWriter<File>>),
     Xz(xz2::write::XzEncoder<BufWriter<File>>),
     Bzip2(bzip2::write::BzEncoder<BufWriter<File>>),
+    /// Standard output (`-`): streamed uncompressed, nothing to sync.
+    Stdout(BufWriter<io::Stdout>),
 }
 
 impl Sink {
@@ -124,12 +128,14 @@ impl Sink {
             Sink::Gzip(w) => w,
             Sink::Xz(w) => w,
             Sink::Bzip2(w) => w,
+            Sink::Stdout(w) => w,
         }
     }
 
     /// Ends the compressed stream, flushes every buffer and syncs the file to disk.
     fn finish(self) -> io::Result<()> {
         let buffered = match self {
+            Sink::Stdout(mut w) => return w.flush(),
             Sink::Plain(w) => w,
             Sink::Zstd(w) => w.finish()?,
             Sink::Gzip(w) => w.finish()?,
@@ -401,6 +407,44 @@ fn remove_stale_temps(dir: &Path, prefix: &str) {
     }
 }
 
+/// Whether `output` names standard output (`-`).
+pub fn is_stdout(output: &Path) -> bool {
+    output.as_os_str() == "-"
+}
+
+/// Streams `reader` to standard output as CSV or iostack binary, uncompressed, as it is read
+/// (constant memory whatever the length). oracleGeneral cannot be streamed: its next-access
+/// field is filled in from the whole file.
+fn write_stdout(reader: &mut dyn TraceReader, format: Format) -> Result<u64, Error> {
+    let name = Path::new("<standard output>");
+    let out = Sink::Stdout(BufWriter::with_capacity(1 << 20, io::stdout()));
+    let w: Box<dyn TraceWriter> = match format {
+        Format::Csv => Box::new(CsvWriter::new(name, out)?),
+        Format::Bin => Box::new(BinWriter::new(name, out)?),
+        _ => {
+            return Err(ConfigError::new(
+                "--format",
+                format!("{format} cannot be written to standard output (its next-access field needs the whole file); stream csv or bin"),
+            )
+            .into())
+        }
+    };
+    copy(reader, w)
+}
+
+/// Writes every request of `reader` to `w` and finishes it; returns the number written.
+fn copy(reader: &mut dyn TraceReader, mut w: Box<dyn TraceWriter>) -> Result<u64, Error> {
+    let mut buf = Vec::with_capacity(1 << 14);
+    loop {
+        buf.clear();
+        if reader.read_batch(&mut buf, 1 << 14)? == 0 {
+            break;
+        }
+        w.write_all(&buf)?;
+    }
+    Ok(w.finish()?)
+}
+
 fn process_alive(pid: u32) -> bool {
     if cfg!(target_os = "linux") {
         Path::new(&format!("/proc/{pid}")).exists()
@@ -515,17 +559,11 @@ pub mod temps {
 /// Streams `reader` into a new `output` of `format` (see [`OutputFile`]: through a temporary
 /// file renamed at the end, or written through to a device or pipe).
 pub fn write_atomic(reader: &mut dyn TraceReader, output: &Path, format: Format) -> Result<u64, Error> {
-    let mut out = OutputFile::new(output)?;
-    let mut w = create_named(out.path(), output, format)?;
-    let mut buf = Vec::with_capacity(1 << 14);
-    loop {
-        buf.clear();
-        if reader.read_batch(&mut buf, 1 << 14)? == 0 {
-            break;
-        }
-        w.write_all(&buf)?;
+    if is_stdout(output) {
+        return write_stdout(reader, format);
     }
-    let n = w.finish()?;
+    let mut out = OutputFile::new(output)?;
+    let n = copy(reader, create_named(out.path(), output, format)?)?;
     out.commit()?;
     Ok(n)
 }

@@ -272,6 +272,13 @@ impl TimedRun {
 
     /// Replays the trace through the stack and reports.
     pub fn run(self, reader: &mut dyn TraceReader) -> Result<TimedReport, Error> {
+        let table = self.devices.clone();
+        let page_size = self.config.page_size;
+        self.run_numbered(&mut DenseDevices::new(reader, &table, KeySpace::Blocks(page_size)))
+    }
+
+    /// [`TimedRun::run`] over a reader whose devices are already numbered by this run's table.
+    fn run_numbered(self, reader: &mut dyn TraceReader) -> Result<TimedReport, Error> {
         let TimedRun { config, mut engine, probes, devices } = self;
         with_engine!(&mut engine, e => {
             e.run(reader)?;
@@ -391,7 +398,7 @@ pub fn run_built(
         run.scan_extents(&mut reader)?;
         reader = BackgroundReader::spawn(open()?);
     }
-    let mut report = run.run(&mut reader)?;
+    let mut report = run.run_numbered(&mut reader)?;
     if per_device {
         for p in &mut report.processes {
             p.pid = devices.trace_id(p.pid);

@@ -4,6 +4,8 @@
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
 
 use super::engine::BoundaryObserver;
 use crate::error::Error;
@@ -62,24 +64,25 @@ impl BoundaryObserver for DumpObserver {
     }
 }
 
-/// Measures the locality (stack and block distance, affinity) of the stream crossing a boundary.
+/// Measures the locality (stack and block distance, affinity) of the stream crossing a boundary,
+/// on its own thread ([`ProbeThread`]).
 pub struct ProbeObserver {
-    probe: LocalityProbe,
+    probe: ProbeThread,
 }
 
 impl ProbeObserver {
     pub fn new(config: ProbeConfig) -> ProbeObserver {
-        ProbeObserver { probe: LocalityProbe::new(config) }
+        ProbeObserver { probe: ProbeThread::new(config) }
     }
 }
 
 impl BoundaryObserver for ProbeObserver {
     #[inline]
     fn observe(&mut self, r: &Request) {
-        self.probe.observe_request(r);
+        self.probe.observe(r);
     }
     fn finish(&mut self) -> Result<serde_json::Value, String> {
-        serde_json::to_value(self.probe.report()).map_err(|e| e.to_string())
+        serde_json::to_value(self.probe.probe().report()).map_err(|e| e.to_string())
     }
 }
 
@@ -88,25 +91,120 @@ impl BoundaryObserver for ProbeObserver {
 /// nothing to the report's `probes`.
 #[derive(Clone)]
 pub struct SharedProbe {
-    probe: Rc<RefCell<LocalityProbe>>,
+    probe: Rc<RefCell<ProbeThread>>,
 }
 
 impl SharedProbe {
     pub fn new(config: ProbeConfig) -> SharedProbe {
-        SharedProbe { probe: Rc::new(RefCell::new(LocalityProbe::new(config))) }
+        SharedProbe { probe: Rc::new(RefCell::new(ProbeThread::new(config))) }
     }
 
+    /// The locality of the stream so far; waits for the probe's thread to measure every request
+    /// observed, and ends it (observe nothing after asking for the report).
     pub fn report(&self) -> LocalityReport {
-        self.probe.borrow().report()
+        self.probe.borrow_mut().probe().report()
     }
 }
 
 impl BoundaryObserver for SharedProbe {
     #[inline]
     fn observe(&mut self, r: &Request) {
-        self.probe.borrow_mut().observe_request(r);
+        self.probe.borrow_mut().observe(r);
     }
     fn finish(&mut self) -> Result<serde_json::Value, String> {
         Ok(serde_json::Value::Null)
+    }
+}
+
+/// Requests handed to a probe's thread at once: large enough that the hand-over (one channel
+/// message) costs nothing per request, small enough to stay in the L2 cache.
+const BATCH: usize = 2048;
+/// Batches in flight per probe: bounds the memory a probe that falls behind holds (the engine
+/// then waits for it) at a few hundred KiB.
+const IN_FLIGHT: usize = 4;
+
+/// A [`LocalityProbe`] fed in batches on a thread of its own, so that measuring a boundary costs
+/// the engine's thread one copy of each request. The probe sees exactly the requests observed, in
+/// order, so its report is the one an inline probe would make, whatever the number of threads
+/// or how they are scheduled. Where no thread can be started the probe runs inline.
+pub struct ProbeThread {
+    state: ProbeState,
+}
+
+enum ProbeState {
+    Running {
+        batch: Vec<Request>,
+        to_probe: SyncSender<Vec<Request>>,
+        /// Emptied batches coming back for reuse.
+        recycled: Receiver<Vec<Request>>,
+        thread: JoinHandle<LocalityProbe>,
+    },
+    /// Measured inline: the thread has finished (its probe joined back) or never started.
+    Inline(LocalityProbe),
+}
+
+impl ProbeThread {
+    pub fn new(config: ProbeConfig) -> ProbeThread {
+        let (to_probe, batches) = sync_channel::<Vec<Request>>(IN_FLIGHT);
+        let (give_back, recycled) = channel::<Vec<Request>>();
+        let spawned = std::thread::Builder::new().name("iostack-probe".into()).spawn(move || {
+            let mut probe = LocalityProbe::new(config);
+            for mut batch in batches {
+                probe.observe_batch(&batch);
+                batch.clear();
+                let _ = give_back.send(batch);
+            }
+            probe
+        });
+        let state = match spawned {
+            Ok(thread) => ProbeState::Running { batch: Vec::with_capacity(BATCH), to_probe, recycled, thread },
+            Err(_) => ProbeState::Inline(LocalityProbe::new(config)),
+        };
+        ProbeThread { state }
+    }
+
+    #[inline]
+    pub fn observe(&mut self, r: &Request) {
+        match &mut self.state {
+            ProbeState::Running { batch, to_probe, recycled, .. } => {
+                batch.push(*r);
+                if batch.len() == BATCH {
+                    let next = recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                    let full = std::mem::replace(batch, next);
+                    if to_probe.send(full).is_err() {
+                        // The thread is gone (it panicked): joining it raises its panic here.
+                        self.join();
+                    }
+                }
+            }
+            ProbeState::Inline(p) => {
+                p.observe_request(r);
+            }
+        }
+    }
+
+    /// The probe, once every request observed so far is measured (the thread, if any, ends).
+    pub fn probe(&mut self) -> &LocalityProbe {
+        self.join();
+        match &self.state {
+            ProbeState::Inline(p) => p,
+            ProbeState::Running { .. } => unreachable!("joined above"),
+        }
+    }
+
+    fn join(&mut self) {
+        let state = std::mem::replace(&mut self.state, ProbeState::Inline(LocalityProbe::new(ProbeConfig::default())));
+        self.state = match state {
+            ProbeState::Running { batch, to_probe, recycled, thread } => {
+                let _ = to_probe.send(batch);
+                drop(to_probe);
+                drop(recycled);
+                match thread.join() {
+                    Ok(probe) => ProbeState::Inline(probe),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            inline => inline,
+        };
     }
 }
