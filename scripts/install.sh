@@ -4,6 +4,17 @@
 # generated workload.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The Rust toolchain builds the core (maturin compiles it during the pip install below). It comes
+# from rustup (https://rustup.rs); Debian's packaged rustc is too old for the code.
+if ! command -v cargo >/dev/null 2>&1; then
+    echo "install.sh: cargo is missing: install Rust 1.86 or later with rustup (https://rustup.rs), then run this again" >&2
+    exit 1
+fi
+rust_version=$(rustc --version | awk '{print $2}')
+if [ "$(printf '%s\n' 1.86.0 "$rust_version" | sort -V | head -n1)" != 1.86.0 ]; then
+    echo "install.sh: rustc $rust_version is older than the 1.86 iostack needs: run 'rustup update stable'" >&2
+    exit 1
+fi
 # Headless Chromium renders `iostack report`'s HTML in the tests (tests/test_report.py). Debian's
 # package, installed where this can be done (as root with apt-get); elsewhere that test skips.
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
