@@ -249,8 +249,10 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     /// The devices, each with its scheduler; one for the whole trace unless the config maps
     /// device ids to devices.
     lanes: Vec<Lane<S, D>>,
-    /// Device id -> lane, when there are several (`None`: every request goes to lane 0).
-    lane_of: Option<hashbrown::HashMap<u32, u32, rustc_hash::FxBuildHasher>>,
+    /// Whether a device map gives each device its own lane. Map ids are numbered first (see
+    /// `TimedRun`), so lane `i` serves the engine's device number `i`; otherwise every request
+    /// goes to lane 0.
+    mapped: bool,
     /// The trace's device ids behind the dense numbers the engine sees, for messages.
     device_ids: Option<crate::trace::devices::DeviceTable>,
     /// The block-layer stage between the page cache and the scheduler, if any.
@@ -387,7 +389,8 @@ pub(crate) type InputResult<T> = Result<T, crate::error::Error>;
 impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Device + ?Sized> Engine<P, F, S, D> {
     pub(crate) fn new(s: EngineSettings, policy: Box<P>, prefetcher: Box<F>, lanes: Vec<Lane<S, D>>) -> Self {
         assert!(!lanes.is_empty(), "an engine needs a device");
-        let lane_of = lanes.iter().any(|l| l.id.is_some()).then(|| lanes.iter().enumerate().filter_map(|(i, l)| Some((l.id?, i as u32))).collect());
+        let mapped = lanes.iter().any(|l| l.id.is_some());
+        assert!(!mapped || lanes.iter().enumerate().all(|(i, l)| l.id == Some(i as u32)), "lane i serves device number i");
         Engine {
             sectors_per_block: s.page_size / SECTOR,
             pages: PageSize::new(s.page_size),
@@ -397,7 +400,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             policy,
             prefetcher,
             lanes,
-            lane_of,
+            mapped,
             device_ids: None,
             stage: None,
             stage_out: StageActions::default(),
@@ -464,10 +467,11 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     /// The lane serving device id `device`.
     #[inline]
     fn lane_index(&self, device: u32) -> usize {
-        match &self.lane_of {
-            None => 0,
-            // Requests for ids the map does not name are refused as the trace is read.
-            Some(m) => m.get(&device).copied().unwrap_or(0) as usize,
+        // Requests for ids the map does not name are refused as the trace is read.
+        if self.mapped {
+            device as usize
+        } else {
+            0
         }
     }
 
@@ -596,8 +600,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
         // Checked here, a batch at a time, off the per-request path: device ids the device map
         // does not name, and the order of trace times.
-        if let Some(m) = &self.lane_of {
-            if let Some(i) = self.batch.iter().position(|r| !m.contains_key(&r.device)) {
+        if self.mapped {
+            let lanes = self.lanes.len();
+            if let Some(i) = self.batch.iter().position(|r| r.device as usize >= lanes) {
                 let r = self.batch[i];
                 self.order.read += i as u64 + 1;
                 return Err(self.unmapped_device(&r));
