@@ -10,7 +10,7 @@
 //! for it). The runs are those of [`crate::model::acfs`], with its event logs; the exhaustive
 //! optimum is shown beside them, with the bound CA ≤ (1 + F/K) × OPT (l.202-205).
 
-use super::{Check, Report, ReproInfo, Table};
+use super::{Check, Figure, Report, ReproInfo, Series, Table};
 use crate::model::acfs::{run, Event, Instance, ModelPolicy, Outcome};
 
 /// The figure's setting: cache size, fetch time, initial cache.
@@ -36,6 +36,17 @@ fn fetch_events(o: &Outcome) -> Vec<String> {
         })
         .collect()
 }
+
+/// The paper's Figure 1 as a timeline: references completed against time, each point the end of
+/// a reference (time counted from 0, as the model does).
+fn timeline(o: &Outcome) -> Vec<(f64, f64)> {
+    std::iter::once((0.0, 0.0)).chain(o.ref_times().iter().enumerate().map(|(i, &t)| ((t + 1) as f64, (i + 1) as f64))).collect()
+}
+
+/// The paper's ABCA timelines as its text gives them (l.118-130): no prefetching, two hits, C
+/// fetched when it is referenced (time 3 counted from 1), then A hits, 8 units; prefetching, two
+/// hits with C fetched during the second (time 2), C's reference waits for it, A misses, 10 units.
+const PAPER_ENDS: [(&str, [u64; 4]); 2] = [("no prefetching", [1, 2, 7, 8]), ("prefetching", [1, 2, 6, 10])];
 
 pub fn reproduce() -> Report {
     let abca = runs("ABCA");
@@ -114,7 +125,17 @@ pub fn reproduce() -> Report {
             log_table("ABCA controlled-aggressive: event log", ca),
         ],
         checks,
-        figures: Vec::new(),
+        figures: vec![Figure::line(
+            "figure1",
+            "Figure 1: ABCA, K = 2, F = 4, A and B cached: references completed over time",
+            "time (units)",
+            "references completed",
+            PAPER_ENDS
+                .iter()
+                .map(|(label, ends)| Series::paper(format!("paper, {label}"), std::iter::once((0.0, 0.0)).chain(ends.iter().enumerate().map(|(i, &t)| (t as f64, (i + 1) as f64)))))
+                .chain([Series::iostack("iostack, no prefetching (optimal replacement)", timeline(&abca[0])), Series::iostack("iostack, controlled-aggressive prefetching", timeline(ca))])
+                .collect(),
+        )],
         notes: vec![
             "times count from 0 (the paper counts from 1); a reference starting at t runs during [t, t+1)".into(),
             "ABCB's times are not printed in the paper; in the model they are 8 (no prefetching) and 7 (prefetching, also the optimum)".into(),
@@ -137,5 +158,9 @@ mod tests {
         let r = super::reproduce();
         assert!(r.ok(), "{}", r.to_text());
         assert!(r.to_text().contains("fetch C evicting A"));
+        // The timelines redrawn from the model are the paper's.
+        let f = &r.figures[0].series;
+        assert_eq!((&f[0].x, &f[0].y), (&f[2].x, &f[2].y), "no prefetching");
+        assert_eq!((&f[1].x, &f[1].y), (&f[3].x, &f[3].y), "prefetching");
     }
 }

@@ -9,6 +9,7 @@
 pub mod acfs_fig1;
 pub mod affinity_disk_size;
 pub mod affinity_extremes;
+pub mod affinity_scheduler;
 pub mod dulo_sensitivity;
 pub mod dulo_table1;
 pub mod dulo_trends;
@@ -248,6 +249,7 @@ pub static REPROS: &[ReproInfo] = &[
     affinity_extremes::INFO,
     acfs_fig1::INFO,
     affinity_disk_size::INFO,
+    affinity_scheduler::INFO,
 ];
 
 /// The status table of `docs/reproductions.md`: one row per report, with how many checks agree
