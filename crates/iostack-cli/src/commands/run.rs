@@ -91,6 +91,10 @@ pub struct Args {
     /// block copied) or `size=64MiB,segment=128KiB,hit=5us`.
     #[arg(long, value_name = "SPEC")]
     pub redcap: Option<String>,
+    /// ADA switching REDCAP on and off (needs --redcap): `on` or
+    /// `window=1000,cadence=tumbling|sliding[,table=PATH][,blocks=requested|fetched]`.
+    #[arg(long, value_name = "SPEC")]
+    pub ada: Option<String>,
     /// Measure locality (stack/block distance and affinity) at the four boundaries (the
     /// default; the reports go under `locality` in the result).
     #[arg(long, conflicts_with = "no_locality")]
@@ -164,6 +168,9 @@ pub fn stack_config(args: &Args) -> anyhow::Result<StackConfig> {
     }
     if let Some(v) = &args.redcap {
         c.redcap = Some(v.clone());
+    }
+    if let Some(v) = &args.ada {
+        c.ada = Some(v.clone());
     }
     iostack::engine::footprint::check_timed_config(&c)?;
     Ok(c)

@@ -112,6 +112,11 @@ pub struct StackConfig {
     /// 512 × 128 KiB, 5 µs per block copied) or `size=64MiB,segment=128KiB,hit=5us`; absent: none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redcap: Option<String>,
+    /// ADA switching REDCAP on and off (`crate::blk::ada`; needs `redcap`): `on` or
+    /// `window=1000,cadence=tumbling|sliding,table=PATH,blocks=requested|fetched`; absent: REDCAP
+    /// always active.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ada: Option<String>,
 }
 
 impl Default for StackConfig {
@@ -136,6 +141,7 @@ impl Default for StackConfig {
             seed: 0,
             locality: true,
             redcap: None,
+            ada: None,
         }
     }
 }
