@@ -131,7 +131,7 @@ def test_ada_from_python(tmp_path):
     assert all(s["state"] in ("active", "inactive") for s in r["ada"]["switches"])
     assert len(r["ada"]["windows"]) == 4
     assert r["config"]["ada"] == "window=16"
-    with pytest.raises(ValueError, match="--redcap"):
+    with pytest.raises(ValueError, match="redcap"):
         iostack.run(t, cache=8, locality=False, ada="on")
     with pytest.raises(ValueError, match="cadence"):
         iostack.run(t, cache=8, locality=False, redcap="on", ada="cadence=daily")

@@ -33,13 +33,14 @@
 //! (l.83): the measured service time, in the cell of its size and its distance from the previous
 //! request the real disk served, applied when the request completes.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use super::redcap::{Outcome, Partial, Redcap, RedcapConfig, RedcapCounts};
 use super::{BlockStage, StageActions, Submit};
-use crate::device::table::{Head, TableModel};
-use crate::device::{Service, SECTOR};
+use crate::device::table::TableModel;
+use crate::device::Service;
 use crate::error::ConfigError;
+use crate::kdsim::accuracy::RealFeed;
 use crate::kdsim::virtual_disk::{PartMatcher, VirtualDisk, VirtualRequest};
 use crate::kdsim::window::{Cadence, Check, Side, WindowComparator};
 use crate::sched::{IoRequest, Scheduler};
@@ -160,16 +161,6 @@ struct Timing {
     blocks: u64,
 }
 
-/// A table update waiting for its real request's completion.
-#[derive(Debug, Clone, Copy)]
-struct Update {
-    op: Op,
-    block: u64,
-    blocks: u32,
-    distance: u64,
-    io_ns: u64,
-}
-
 /// The ADA stage: REDCAP switched on and off, the virtual disk beside it.
 pub struct Ada {
     cfg: AdaConfig,
@@ -183,12 +174,9 @@ pub struct Ada {
     sim_past: RedcapCounts,
     vd: VirtualDisk,
     cmp: WindowComparator,
-    spp: u64,
     page_bytes: u64,
-    // The real disk, for table updates and estimates.
-    head: Head,
-    last_finish: u64,
-    updates: VecDeque<Update>,
+    /// The real disk's observations for the table.
+    feed: RealFeed,
     // Real side timing.
     next_id: u64,
     /// Original reads timed on the real side (REDCAP while active, normal while inactive).
@@ -231,11 +219,8 @@ impl Ada {
             sim_past: RedcapCounts::default(),
             vd: VirtualDisk::new(sched, table, page_bytes),
             cmp,
-            spp: page_bytes / SECTOR,
             page_bytes,
-            head: Head::default(),
-            last_finish: 0,
-            updates: VecDeque::new(),
+            feed: RealFeed::default(),
             next_id: 0,
             real_timing: HashMap::new(),
             real_waiters: HashMap::new(),
@@ -499,11 +484,8 @@ impl BlockStage for Ada {
 
     fn dispatched(&mut self, req: &IoRequest, service: &Service, now_ns: u64) {
         self.catch_up(now_ns);
-        let d = self.head.advance(req.block * self.spp, req.blocks as u64 * self.spp);
+        let (d, _) = self.feed.dispatched(req, service, now_ns, self.page_bytes);
         let est = self.vd.table().estimate(req.op, req.blocks as u64 * self.page_bytes, d);
-        let io = service.finish_ns - now_ns.max(self.last_finish).min(service.finish_ns);
-        self.last_finish = service.finish_ns;
-        self.updates.push_back(Update { op: req.op, block: req.block, blocks: req.blocks, distance: d, io_ns: io });
         if req.op == Op::Write {
             return;
         }
@@ -531,11 +513,7 @@ impl BlockStage for Ada {
 
     fn completed(&mut self, req: &IoRequest, _service: &Service, now_ns: u64, _out: &mut StageActions) {
         self.catch_up(now_ns);
-        let i = self.updates.iter().position(|u| u.op == req.op && u.block == req.block && u.blocks == req.blocks).unwrap_or(0);
-        if let Some(u) = self.updates.remove(i) {
-            let bytes = u.blocks as u64 * self.page_bytes;
-            self.vd.table_mut().observe(u.op, bytes, u.distance, u.io_ns);
-        }
+        self.feed.completed(req, self.vd.table_mut(), self.page_bytes);
         if req.op == Op::Write {
             return;
         }
