@@ -120,3 +120,18 @@ def test_redcap_from_python(tmp_path):
     assert "redcap" not in iostack.run(t, cache=8, locality=False)
     with pytest.raises(ValueError):
         iostack.run(t, cache=8, redcap="size=3")
+
+
+def test_ada_from_python(tmp_path):
+    t = _trace(tmp_path)
+    r = iostack.run(t, cache=8, prefetch="none", sched="noop", max_request="128KiB", locality=False, redcap="on", ada="window=16")
+    assert r["ada"]["window"] == 16
+    assert r["ada"]["reads"] == 64
+    assert 0.0 <= r["ada"]["activation_share"] <= 1.0
+    assert all(s["state"] in ("active", "inactive") for s in r["ada"]["switches"])
+    assert len(r["ada"]["windows"]) == 4
+    assert r["config"]["ada"] == "window=16"
+    with pytest.raises(ValueError, match="redcap"):
+        iostack.run(t, cache=8, locality=False, ada="on")
+    with pytest.raises(ValueError, match="cadence"):
+        iostack.run(t, cache=8, locality=False, redcap="on", ada="cadence=daily")

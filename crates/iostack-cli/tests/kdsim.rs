@@ -107,3 +107,35 @@ fn run_with_redcap_reports_its_counts() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("--redcap size"), "{}", stderr(&o));
 }
+
+#[test]
+fn run_with_ada_reports_its_decisions() {
+    let d = tempfile::tempdir().unwrap();
+    let o = iostack(&["gen", "tac", "--param", "file_size=8MiB", "-o", "t.csv"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let args = ["run", "t.csv", "--sched", "cfq", "--prefetch", "none", "--cache", "8", "--max-request", "128KiB", "--no-locality", "--json", "--redcap", "on"];
+    let o = iostack(&[&args[..], &["--ada", "window=256,cadence=tumbling"]].concat(), d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let a = &v["ada"];
+    assert_eq!(a["window"], 256);
+    assert!(a["switches"].is_array() && a["activation_share"].is_number(), "{a}");
+    assert_eq!(a["windows"].as_array().unwrap().len(), 4, "{a}");
+    assert_eq!(v["redcap"]["requests"].as_u64().unwrap() + a["reads"].as_u64().unwrap() - a["reads_active"].as_u64().unwrap(), 1024);
+    assert_eq!(v["config"]["ada"], "window=256,cadence=tumbling");
+    // Bad input: a clear error each, exit 1.
+    for (extra, msg) in [
+        (&["--ada", "window=0"][..], "--ada window"),
+        (&["--ada", "cadence=weekly"][..], "--ada cadence"),
+        (&["--ada", "colour=red"][..], "colour"),
+        (&["--ada", "table=missing.json"][..], "missing.json"),
+    ] {
+        let o = iostack(&[&args[..], extra].concat(), d.path());
+        assert_eq!(o.status.code(), Some(1), "{extra:?}");
+        assert!(stderr(&o).contains(msg), "{extra:?}: {}", stderr(&o));
+    }
+    let no_redcap: Vec<&str> = args[..args.len() - 2].to_vec();
+    let o = iostack(&[&no_redcap[..], &["--ada", "on"]].concat(), d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--redcap"), "{}", stderr(&o));
+}

@@ -100,6 +100,10 @@ pub struct Args {
     /// on with an application-controlled policy).
     #[arg(long)]
     pub per_process: bool,
+    /// ADA switching REDCAP on and off (needs --redcap): `on` or
+    /// `window=1000,cadence=tumbling|sliding[,table=PATH][,blocks=requested|fetched]`.
+    #[arg(long, value_name = "SPEC")]
+    pub ada: Option<String>,
     /// Measure locality (stack/block distance and affinity) at the four boundaries (the
     /// default; the reports go under `locality` in the result).
     #[arg(long, conflicts_with = "no_locality")]
@@ -179,6 +183,9 @@ pub fn stack_config(args: &Args) -> anyhow::Result<StackConfig> {
     }
     if args.per_process {
         c.per_process = true;
+    }
+    if let Some(v) = &args.ada {
+        c.ada = Some(v.clone());
     }
     iostack::engine::footprint::check_timed_config(&c)?;
     Ok(c)

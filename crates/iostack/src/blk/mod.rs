@@ -14,12 +14,14 @@
 //! is served from a cached segment, or waits for a segment being read, or replaced by the read
 //! of its segment), ADA's on/off decision (it needs each request's real service time), and the
 //! feed of KDSim's virtual disk (copies of the requests entering the real scheduler, each with
-//! its process and flag). Disk-side code that sits below the scheduler is a
+//! its process and flag). REDCAP with ADA is one stage ([`ada::Ada`]): it drives a REDCAP cache
+//! and the virtual disk itself. Disk-side code that sits below the scheduler is a
 //! [`crate::layer::Layer`] instead.
 //!
 //! The stack has at most one stage; without one (the default) the engine hands requests to
 //! the scheduler directly and pays nothing for this slot.
 
+pub mod ada;
 pub mod redcap;
 
 use crate::device::Service;

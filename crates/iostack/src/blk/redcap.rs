@@ -18,7 +18,8 @@
 //!
 //! The copy of a miss's requested blocks after its segment read is not charged: the engine
 //! completes every block of a device read when the read completes, before a stage could add time.
-//! ADA (switching REDCAP on and off) is not part of this stage; it is always active.
+//! Alone, this stage is always active; ADA (`blk::ada`) switches it on and off, driving a cache of
+//! this type through [`Redcap::read`], [`Redcap::write`] and [`Redcap::read_done`].
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -95,6 +96,20 @@ pub struct RedcapCounts {
     pub invalidating_writes: u64,
 }
 
+impl RedcapCounts {
+    /// Adds `o`'s counts to these.
+    pub fn add(&mut self, o: &RedcapCounts) {
+        self.requests += o.requests;
+        self.partials += o.partials;
+        self.misses += o.misses;
+        self.partial_hits += o.partial_hits;
+        self.hits_in_flight += o.hits_in_flight;
+        self.hits += o.hits;
+        self.blocks_read += o.blocks_read;
+        self.invalidating_writes += o.invalidating_writes;
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Segment {
     /// Valid blocks (bit i: block i of the segment).
@@ -117,15 +132,145 @@ pub struct Redcap {
     lru: BTreeMap<u64, (u32, u64)>,
     clock: u64,
     counts: RedcapCounts,
+    /// Scratch for [`Redcap::read`]'s partials.
+    parts: Vec<Partial>,
+}
+
+/// What became of one partial of a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Served from the cache after the copy time.
+    Hit,
+    /// Waits for its segment being read.
+    InFlight,
+    /// Its segment read was issued.
+    Miss,
+}
+
+/// One partial of a read: its segment, its blocks and what became of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Partial {
+    pub segment: (u32, u64),
+    pub blocks: u32,
+    pub outcome: Outcome,
 }
 
 impl Redcap {
     pub fn new(cfg: RedcapConfig) -> Redcap {
-        Redcap { cfg, segments: HashMap::new(), lru: BTreeMap::new(), clock: 0, counts: RedcapCounts::default() }
+        Redcap { cfg, segments: HashMap::new(), lru: BTreeMap::new(), clock: 0, counts: RedcapCounts::default(), parts: Vec::new() }
     }
 
     pub fn counts(&self) -> RedcapCounts {
         self.counts
+    }
+
+    pub fn config(&self) -> RedcapConfig {
+        self.cfg
+    }
+
+    /// The cache key of the segment holding `block` of `device`.
+    pub fn segment_of(&self, device: u32, block: u64) -> (u32, u64) {
+        (device, block / self.cfg.segment_blocks as u64)
+    }
+
+    /// Whether segment `key` is being read.
+    pub fn in_flight(&self, key: (u32, u64)) -> bool {
+        self.segments.get(&key).is_some_and(|s| s.in_flight)
+    }
+
+    /// Empties the cache (counts are kept).
+    pub fn clear(&mut self) {
+        self.segments.clear();
+        self.lru.clear();
+    }
+
+    /// A copy of the cache's metadata with counts at zero, segments being read taken as read (the
+    /// simulated cache ADA starts from when it turns REDCAP off, K7).
+    pub fn settled_copy(&self) -> Redcap {
+        let mut c = Redcap { cfg: self.cfg, segments: self.segments.clone(), lru: self.lru.clone(), clock: self.clock, counts: RedcapCounts::default(), parts: Vec::new() };
+        for seg in c.segments.values_mut().filter(|s| s.in_flight) {
+            seg.in_flight = false;
+            seg.valid.iter_mut().for_each(|w| *w = u64::MAX);
+        }
+        c
+    }
+
+    /// A write goes to the disk: the cached blocks it covers become invalid (K11).
+    pub fn write(&mut self, req: &IoRequest) {
+        let sb = self.cfg.segment_blocks as u64;
+        let mut touched = false;
+        for s in req.block / sb..=(req.end() - 1) / sb {
+            if let Some(seg) = self.segments.get_mut(&(req.device, s)) {
+                let from = req.block.max(s * sb) - s * sb;
+                let to = req.end().min((s + 1) * sb) - s * sb;
+                for i in from..to {
+                    seg.valid[(i / 64) as usize] &= !(1u64 << (i % 64));
+                }
+                touched = true;
+            }
+        }
+        self.counts.invalidating_writes += touched as u64;
+    }
+
+    /// A read arrives at `now_ns`: one partial per segment, each a hit (served after the copy
+    /// time), a wait for its segment in flight, or a miss (its segment read issued). `parts` is
+    /// cleared and gets what became of each partial, in block order.
+    pub fn read(&mut self, req: IoRequest, now_ns: u64, out: &mut StageActions, parts: &mut Vec<Partial>) {
+        parts.clear();
+        let sb = self.cfg.segment_blocks as u64;
+        self.counts.requests += 1;
+        let mut all_hit = true;
+        for s in req.block / sb..=(req.end() - 1) / sb {
+            self.counts.partials += 1;
+            let key = (req.device, s);
+            let (from, to) = (req.block.max(s * sb), req.end().min((s + 1) * sb));
+            let part = IoRequest { block: from, blocks: (to - from) as u32, ..req };
+            let outcome = match self.segments.get(&key) {
+                Some(seg) if seg.in_flight => {
+                    // K12: wait for the segment being read; its completion completes these blocks.
+                    self.counts.partial_hits += 1;
+                    self.counts.hits_in_flight += 1;
+                    self.touch(key);
+                    Outcome::InFlight
+                }
+                Some(seg) if seg.all_valid((from - s * sb) as u32, (to - s * sb) as u32) => {
+                    self.counts.partial_hits += 1;
+                    self.touch(key);
+                    out.serve(part, now_ns + self.cfg.hit_ns_per_block * part.blocks as u64);
+                    Outcome::Hit
+                }
+                cached => {
+                    all_hit = false;
+                    self.counts.misses += 1;
+                    if cached.is_none() {
+                        self.make_room();
+                        self.segments.insert(key, Segment { valid: vec![0; sb.div_ceil(64) as usize], in_flight: true, stamp: 0 });
+                    } else {
+                        self.segments.get_mut(&key).expect("cached").in_flight = true;
+                    }
+                    self.touch(key);
+                    self.counts.blocks_read += sb;
+                    out.issue(IoRequest { block: s * sb, blocks: sb as u32, cause: if req.sync { Cause::Demand } else { Cause::Prefetch }, ..req });
+                    Outcome::Miss
+                }
+            };
+            parts.push(Partial { segment: key, blocks: part.blocks, outcome });
+        }
+        self.counts.hits += all_hit as u64;
+    }
+
+    /// A device read of `req`'s range completed: every segment in flight inside it is now
+    /// cached, all valid (segment reads may have been merged with others).
+    pub fn read_done(&mut self, req: &IoRequest) {
+        let sb = self.cfg.segment_blocks as u64;
+        for s in req.block.div_ceil(sb)..req.end() / sb {
+            if let Some(seg) = self.segments.get_mut(&(req.device, s)) {
+                if seg.in_flight {
+                    seg.in_flight = false;
+                    seg.valid.iter_mut().for_each(|w| *w = u64::MAX);
+                }
+            }
+        }
     }
 
     fn touch(&mut self, key: (u32, u64)) {
@@ -155,74 +300,19 @@ impl BlockStage for Redcap {
     }
 
     fn submit(&mut self, req: IoRequest, now_ns: u64, out: &mut StageActions) -> Submit {
-        let sb = self.cfg.segment_blocks as u64;
         if req.op == Op::Write {
-            let mut touched = false;
-            for s in req.block / sb..=(req.end() - 1) / sb {
-                if let Some(seg) = self.segments.get_mut(&(req.device, s)) {
-                    let from = req.block.max(s * sb) - s * sb;
-                    let to = req.end().min((s + 1) * sb) - s * sb;
-                    for i in from..to {
-                        seg.valid[(i / 64) as usize] &= !(1u64 << (i % 64));
-                    }
-                    touched = true;
-                }
-            }
-            self.counts.invalidating_writes += touched as u64;
+            self.write(&req);
             return Submit::Pass;
         }
-        self.counts.requests += 1;
-        let mut all_hit = true;
-        for s in req.block / sb..=(req.end() - 1) / sb {
-            self.counts.partials += 1;
-            let key = (req.device, s);
-            let (from, to) = (req.block.max(s * sb), req.end().min((s + 1) * sb));
-            let part = IoRequest { block: from, blocks: (to - from) as u32, ..req };
-            match self.segments.get(&key) {
-                Some(seg) if seg.in_flight => {
-                    // K12: wait for the segment being read; its completion completes these blocks.
-                    self.counts.partial_hits += 1;
-                    self.counts.hits_in_flight += 1;
-                    self.touch(key);
-                }
-                Some(seg) if seg.all_valid((from - s * sb) as u32, (to - s * sb) as u32) => {
-                    self.counts.partial_hits += 1;
-                    self.touch(key);
-                    out.serve(part, now_ns + self.cfg.hit_ns_per_block * part.blocks as u64);
-                }
-                cached => {
-                    all_hit = false;
-                    self.counts.misses += 1;
-                    if cached.is_none() {
-                        self.make_room();
-                        self.segments.insert(key, Segment { valid: vec![0; sb.div_ceil(64) as usize], in_flight: true, stamp: 0 });
-                    } else {
-                        self.segments.get_mut(&key).expect("cached").in_flight = true;
-                    }
-                    self.touch(key);
-                    self.counts.blocks_read += sb;
-                    out.issue(IoRequest { block: s * sb, blocks: sb as u32, cause: if req.sync { Cause::Demand } else { Cause::Prefetch }, ..req });
-                }
-            }
-        }
-        self.counts.hits += all_hit as u64;
+        let mut parts = std::mem::take(&mut self.parts);
+        self.read(req, now_ns, out, &mut parts);
+        self.parts = parts;
         Submit::Take
     }
 
     fn completed(&mut self, req: &IoRequest, _service: &Service, _now_ns: u64, _out: &mut StageActions) {
-        if req.op == Op::Write {
-            return;
-        }
-        // Segment reads may have been merged with others: every segment in flight inside the range
-        // is now cached, all valid.
-        let sb = self.cfg.segment_blocks as u64;
-        for s in req.block.div_ceil(sb)..req.end() / sb {
-            if let Some(seg) = self.segments.get_mut(&(req.device, s)) {
-                if seg.in_flight {
-                    seg.in_flight = false;
-                    seg.valid.iter_mut().for_each(|w| *w = u64::MAX);
-                }
-            }
+        if req.op != Op::Write {
+            self.read_done(req);
         }
     }
 

@@ -58,16 +58,45 @@ struct Update {
     io_ns: u64,
 }
 
+/// What the real disk tells the virtual disk's table (l.83): each dispatched request's distance
+/// from the previous one the real disk served and its measured I/O time (hand-over to completion,
+/// or from the previous completion when it queued in the device), applied to the table when the
+/// request completes, so that no look-up uses a time the kernel could not know yet.
+#[derive(Default)]
+pub(crate) struct RealFeed {
+    head: Head,
+    last_finish: u64,
+    updates: VecDeque<Update>,
+}
+
+impl RealFeed {
+    /// `req` was dispatched at `now_ns` with `service`: its distance (bytes) and I/O time (ns).
+    pub(crate) fn dispatched(&mut self, req: &IoRequest, service: &Service, now_ns: u64, page_bytes: u64) -> (u64, u64) {
+        let spp = page_bytes / SECTOR;
+        let d = self.head.advance(req.block * spp, req.blocks as u64 * spp);
+        let io = service.finish_ns - now_ns.max(self.last_finish).min(service.finish_ns);
+        self.last_finish = service.finish_ns;
+        self.updates.push_back(Update { op: req.op, block: req.block, blocks: req.blocks, distance: d, io_ns: io });
+        (d, io)
+    }
+
+    /// `req` completed: its observation goes into `table`.
+    pub(crate) fn completed(&mut self, req: &IoRequest, table: &mut TableModel, page_bytes: u64) {
+        let i = self.updates.iter().position(|u| u.op == req.op && u.block == req.block && u.blocks == req.blocks).unwrap_or(0);
+        if let Some(u) = self.updates.remove(i) {
+            table.observe(u.op, u.blocks as u64 * page_bytes, u.distance, u.io_ns);
+        }
+    }
+}
+
 struct Inner {
     vd: VirtualDisk,
     page_bytes: u64,
     window: u64,
     next_id: u64,
     real: PartMatcher<u64>,
-    real_head: Head,
-    last_finish: u64,
     /// Real requests dispatched and not completed, with their table update.
-    updates: VecDeque<Update>,
+    feed: RealFeed,
     /// Per window: VD and RD I/O time, ns.
     sums: Vec<(f64, f64)>,
 }
@@ -111,9 +140,7 @@ impl AccuracyStage {
             window: window.max(1),
             next_id: 0,
             real: PartMatcher::default(),
-            real_head: Head::default(),
-            last_finish: 0,
-            updates: VecDeque::new(),
+            feed: RealFeed::default(),
             sums: Vec::new(),
         };
         AccuracyStage { inner: Arc::new(Mutex::new(inner)), name }
@@ -177,27 +204,21 @@ impl BlockStage for AccuracyStage {
 
     fn dispatched(&mut self, req: &IoRequest, service: &Service, now_ns: u64) {
         let mut g = self.inner.lock().expect("not poisoned");
-        let spp = g.page_bytes / SECTOR;
-        let d = g.real_head.advance(req.block * spp, req.blocks as u64 * spp);
-        let io = service.finish_ns - now_ns.max(g.last_finish).min(service.finish_ns);
-        g.last_finish = service.finish_ns;
+        let page_bytes = g.page_bytes;
+        let (_, io) = g.feed.dispatched(req, service, now_ns, page_bytes);
         let parts = g.real.take(req.op, req.block, req.blocks);
         let total: u64 = parts.iter().map(|(n, _)| *n as u64).sum::<u64>().max(1);
         for (n, id) in parts {
             g.add(id, false, io as f64 * n as f64 / total as f64);
         }
-        g.updates.push_back(Update { op: req.op, block: req.block, blocks: req.blocks, distance: d, io_ns: io });
     }
 
     fn completed(&mut self, req: &IoRequest, _service: &Service, now_ns: u64, _out: &mut StageActions) {
         let mut g = self.inner.lock().expect("not poisoned");
         g.vd.advance(now_ns);
         g.collect_vd();
-        let i = g.updates.iter().position(|u| u.op == req.op && u.block == req.block && u.blocks == req.blocks).unwrap_or(0);
-        if let Some(u) = g.updates.remove(i) {
-            let bytes = u.blocks as u64 * g.page_bytes;
-            g.vd.table_mut().observe(u.op, bytes, u.distance, u.io_ns);
-        }
+        let g = &mut *g;
+        g.feed.completed(req, g.vd.table_mut(), g.page_bytes);
     }
 }
 

@@ -9,8 +9,11 @@
 //! - [`virtual_disk`]: the virtual disk (§3.2): copies of the real requests, shared, waiting and
 //!   process queues with the dependency rules R1-R4, its own scheduler, timed by the table;
 //! - [`accuracy`]: the virtual disk run beside a real (modelled) one, its table updated from the
-//!   real service times, and the per-window difference of their I/O times (Fig. 3, Table 1).
+//!   real service times, and the per-window difference of their I/O times (Fig. 3, Table 1);
+//! - [`window`]: the window comparison of two systems' per-block times (§4.1, condition (1)) that
+//!   ADA and any other on-line choice between two alternatives decide on.
 
 pub mod accuracy;
 pub mod train;
 pub mod virtual_disk;
+pub mod window;

@@ -152,7 +152,15 @@ pub struct VirtualDisk {
     clock: u64,
     next_serial: u64,
     shared: VecDeque<Pending>,
-    waiting: Vec<Pending>,
+    /// The waiting queue, kept per process in arrival order (the rules judge a request only by
+    /// the requests of its own process ahead of it, so a scan need not visit the requests behind
+    /// a process's blocked synchronous read: a virtual disk lagging far behind stays cheap).
+    waiting: HashMap<u32, VecDeque<Pending>>,
+    waiting_len: usize,
+    /// Writes in the waiting queue, per process (they may move past a blocked read).
+    waiting_writes: HashMap<u32, usize>,
+    /// Scratch: requests moved by a scan.
+    moved: Vec<Pending>,
     /// Requests in the scheduler or in service, by serial.
     process_queue: HashMap<u64, Pending>,
     matcher: PartMatcher<u64>,
@@ -175,7 +183,10 @@ impl VirtualDisk {
             clock: 0,
             next_serial: 0,
             shared: VecDeque::new(),
-            waiting: Vec::new(),
+            waiting: HashMap::new(),
+            waiting_len: 0,
+            waiting_writes: HashMap::new(),
+            moved: Vec::new(),
             process_queue: HashMap::new(),
             matcher: PartMatcher::default(),
             procs: HashMap::new(),
@@ -196,7 +207,7 @@ impl VirtualDisk {
 
     /// Requests not yet completed (shared, waiting, scheduler, service).
     pub fn outstanding(&self) -> usize {
-        self.shared.len() + self.waiting.len() + self.process_queue.len()
+        self.shared.len() + self.waiting_len + self.process_queue.len()
     }
 
     /// The virtual disk's time.
@@ -292,35 +303,81 @@ impl VirtualDisk {
         self.dispatch();
     }
 
-    /// The move rules R1-R4, scanning the waiting queue in arrival order.
+    /// The move rules R1-R4, scanning the waiting queue in arrival order. Each process's requests
+    /// are judged in its own arrival order (a request depends only on its process's requests
+    /// ahead of it, its process queue and its process tree); the requests moved enter the
+    /// scheduler in their global arrival order.
     fn move_waiting(&mut self) {
-        self.waiting.extend(self.shared.drain(..));
-        let mut i = 0;
-        // Per process, whether a sync read of it was passed over (blocked) earlier in this scan.
-        let mut sync_ahead: HashMap<u32, bool> = HashMap::new();
-        while i < self.waiting.len() {
-            let p = self.waiting[i];
-            let pid = p.req.pid;
-            let (sync_in_flight, parent_waits) = self.procs.get(&pid).map_or((0, false), |st| (st.sync_in_flight, !st.waiting_for.is_empty()));
-            let blocked_by_tree = parent_waits || p.after_serial.is_some_and(|s| self.unserved.contains(&s));
-            let ahead = sync_ahead.get(&pid).copied().unwrap_or(false);
-            let eligible = !blocked_by_tree
-                && match (p.req.op, p.req.sync) {
-                    (Op::Write, _) => true,
-                    (_, true) => !ahead && sync_in_flight == 0,
-                    (_, false) => !ahead,
-                };
-            if eligible {
-                let mut p = self.waiting.remove(i);
-                p.queued_ns = self.clock;
-                self.enqueue(p);
-            } else {
-                if p.req.op != Op::Write && p.req.sync {
-                    sync_ahead.insert(pid, true);
+        for p in self.shared.drain(..) {
+            self.waiting_len += 1;
+            if p.req.op == Op::Write {
+                *self.waiting_writes.entry(p.req.pid).or_default() += 1;
+            }
+            self.waiting.entry(p.req.pid).or_default().push_back(p);
+        }
+        if self.waiting_len == 0 {
+            return;
+        }
+        let mut moved = std::mem::take(&mut self.moved);
+        for (&pid, queue) in self.waiting.iter_mut() {
+            let (mut sync_in_flight, parent_waits) = self.procs.get(&pid).map_or((0, false), |st| (st.sync_in_flight, !st.waiting_for.is_empty()));
+            if parent_waits {
+                continue;
+            }
+            let writes = self.waiting_writes.get(&pid).copied().unwrap_or(0);
+            // A synchronous read of this process was passed over earlier in this scan.
+            let mut ahead = false;
+            let mut i = 0;
+            while i < queue.len() {
+                if ahead && writes == 0 {
+                    break;
                 }
-                i += 1;
+                let p = &queue[i];
+                let blocked_by_tree = p.after_serial.is_some_and(|s| self.unserved.contains(&s));
+                let eligible = !blocked_by_tree
+                    && match (p.req.op, p.req.sync) {
+                        (Op::Write, _) => true,
+                        (_, true) => !ahead && sync_in_flight == 0,
+                        (_, false) => !ahead,
+                    };
+                if eligible {
+                    let p = queue.remove(i).expect("in the queue");
+                    if p.req.op != Op::Write && p.req.sync {
+                        sync_in_flight += 1;
+                    }
+                    moved.push(p);
+                } else {
+                    if p.req.op != Op::Write && p.req.sync {
+                        ahead = true;
+                    }
+                    i += 1;
+                }
             }
         }
+        if !moved.is_empty() {
+            self.waiting.retain(|_, q| !q.is_empty());
+            moved.sort_unstable_by_key(|p| p.serial);
+            for mut p in moved.drain(..) {
+                self.waiting_len -= 1;
+                if p.req.op == Op::Write {
+                    let w = self.waiting_writes.get_mut(&p.req.pid).expect("a waiting write");
+                    *w -= 1;
+                    if *w == 0 {
+                        self.waiting_writes.remove(&p.req.pid);
+                    }
+                }
+                p.queued_ns = self.clock;
+                self.enqueue(p);
+            }
+        }
+        self.moved = moved;
+    }
+
+    /// Ids of the requests in the waiting queue, in arrival order.
+    pub fn waiting_ids(&self) -> Vec<u64> {
+        let mut w: Vec<&Pending> = self.waiting.values().flatten().collect();
+        w.sort_unstable_by_key(|p| p.serial);
+        w.iter().map(|p| p.req.id).collect()
     }
 
     fn enqueue(&mut self, p: Pending) {
@@ -437,9 +494,9 @@ mod tests {
         // (not dispatched) when its second arrives.
         vd.submit(read(0, 2, 500, false), 0);
         vd.submit(read(1, 1, 0, true), 0);
-        assert_eq!(vd.waiting.len(), 0);
+        assert_eq!(vd.waiting_ids().len(), 0);
         vd.submit(read(2, 1, 50, true), 10);
-        assert_eq!(vd.waiting.len(), 1, "held while the first is in the scheduler");
+        assert_eq!(vd.waiting_ids().len(), 1, "held while the first is in the scheduler");
         vd.drain();
         assert_eq!(done(&mut vd), vec![(0, 0, MS), (1, 0, 2 * MS), (2, 2 * MS, 3 * MS)]);
     }
@@ -450,11 +507,11 @@ mod tests {
         vd.submit(read(0, 1, 0, true), 0);
         // An async read of the same process goes in even with its sync read in the scheduler...
         vd.submit(read(1, 1, 100, false), 0);
-        assert_eq!(vd.waiting.len(), 0);
+        assert_eq!(vd.waiting_ids().len(), 0);
         // ...but not past a sync read of its process that waits ahead of it (R3).
         vd.submit(read(2, 1, 200, true), 0);
         vd.submit(read(3, 1, 300, false), 0);
-        assert_eq!(vd.waiting.iter().map(|p| p.req.id).collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(vd.waiting_ids(), vec![2, 3]);
         // A sync read may enter while an async read of its process is in the scheduler.
         vd.drain();
         let c = done(&mut vd);
@@ -473,11 +530,11 @@ mod tests {
         vd.fork(1, 7, true);
         // The child's first request waits for the parent's request 1 to be served.
         vd.submit(read(2, 7, 200, false), 0);
-        assert_eq!(vd.waiting.len(), 1);
+        assert_eq!(vd.waiting_ids().len(), 1);
         // The parent waits for the child: its new request is held until the exit.
         vd.submit(read(3, 1, 300, false), 0);
         vd.advance(2 * MS);
-        assert_eq!(vd.waiting.iter().map(|p| p.req.id).collect::<Vec<_>>(), vec![3], "child moved once request 1 was served");
+        assert_eq!(vd.waiting_ids(), vec![3], "child moved once request 1 was served");
         vd.advance(3 * MS);
         vd.exit(7, 10 * MS);
         vd.drain();

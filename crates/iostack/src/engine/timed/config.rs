@@ -122,6 +122,11 @@ pub struct StackConfig {
     /// Always on with an application-controlled policy.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub per_process: bool,
+    /// ADA switching REDCAP on and off (`crate::blk::ada`; needs `redcap`): `on` or
+    /// `window=1000,cadence=tumbling|sliding,table=PATH,blocks=requested|fetched`; absent: REDCAP
+    /// always active.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ada: Option<String>,
 }
 
 /// Where a stack's hints come from: a spec (`h.toml`, `oracle:lookahead=N`) or the hints
@@ -167,6 +172,7 @@ impl Default for StackConfig {
             redcap: None,
             hints: None,
             per_process: false,
+            ada: None,
         }
     }
 }

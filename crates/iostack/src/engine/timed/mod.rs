@@ -214,9 +214,21 @@ impl TimedRun {
         });
         with_engine!(&mut engine, e => e.set_device_ids(table.clone()));
         let mut run = TimedRun { config: config.clone(), engine, probes, devices: table, hints: hints.map(std::sync::Arc::new) };
-        if let Some(spec) = &config.redcap {
-            let cfg = crate::blk::redcap::RedcapConfig::parse(spec, config.page_size)?;
-            run.set_stage(Box::new(crate::blk::redcap::Redcap::new(cfg)));
+        match (&config.redcap, &config.ada) {
+            (None, Some(_)) => return Err(ConfigError::new("--ada", "ADA switches REDCAP on and off: give --redcap too (e.g. --redcap on)")),
+            (Some(spec), None) => {
+                let cfg = crate::blk::redcap::RedcapConfig::parse(spec, config.page_size)?;
+                run.set_stage(Box::new(crate::blk::redcap::Redcap::new(cfg)));
+            }
+            (Some(spec), Some(ada)) => {
+                let rc = crate::blk::redcap::RedcapConfig::parse(spec, config.page_size)?;
+                let ada = crate::blk::ada::AdaConfig::parse(ada)?;
+                let acc = crate::kdsim::accuracy::AccuracyConfig { table: ada.table.clone(), window: ada.window as u64, ..Default::default() };
+                let table = crate::kdsim::accuracy::starting_table(config, &acc).map_err(|e| if ada.table.is_some() { ConfigError::new("--ada table", e.to_string()) } else { e })?;
+                let sched = crate::sched::build(&config.sched, crate::sched::SchedLimits::new(resolved.max_request_blocks, config.page_size))?;
+                run.set_stage(Box::new(crate::blk::ada::Ada::new(rc, ada, sched, table, config.page_size)?));
+            }
+            (None, None) => {}
         }
         Ok(run)
     }
@@ -409,7 +421,12 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         "device_parameters": device_parameters,
         "replay": match config.replay { Replay::Closed => format!("closed, think {}", config.think), Replay::Open => "open".to_string() },
     });
-    let redcap = config.redcap.as_ref().and_then(|_| e.stage().map(|st| st.report()));
+    let stage_report = config.redcap.as_ref().and_then(|_| e.stage().map(|st| st.report()));
+    // With ADA the stage reports both: REDCAP's counts and ADA's decisions.
+    let (redcap, ada) = match (stage_report, &config.ada) {
+        (Some(mut v), Some(_)) => (v.get_mut("redcap").map(serde_json::Value::take), v.get_mut("ada").map(serde_json::Value::take)),
+        (v, _) => (v, None),
+    };
     let blk = e.stage().map(|st| {
         resolved["blk"] = serde_json::Value::String(st.name());
         BlkReport { name: st.name(), counts: e.c.blk.clone(), stage: st.report() }
@@ -434,6 +451,7 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         response: c.response.summary(),
         blk,
         redcap,
+        ada,
         processes,
         locality,
         probes,

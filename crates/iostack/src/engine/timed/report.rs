@@ -404,6 +404,10 @@ pub struct TimedReport {
     /// `hits_in_flight`, `hits`, `blocks_read`, `invalidating_writes`; see `blk::redcap`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redcap: Option<serde_json::Value>,
+    /// ADA's decisions when the stack has it (`switches` as `{request, state}`,
+    /// `activation_share`, the per-check sums under `windows`; see `blk::ada`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ada: Option<serde_json::Value>,
     pub processes: Vec<ProcessReport>,
     /// Locality of the stream crossing each boundary (`null` with `locality = false`).
     #[serde(default)]

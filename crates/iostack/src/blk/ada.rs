@@ -1,0 +1,533 @@
+//! ADA: REDCAP's activation-deactivation algorithm (González-Férez, Piernas and Cortes, Computer
+//! Journal 59(10), 2016, §4.1, l.145-171; spec `specs/kdsim-redcap.md` §1.6, K1-K7, K9).
+//!
+//! ADA keeps REDCAP on while it pays and off while it does not. Two systems are compared over the
+//! last window of read requests: REDCAP (the candidate) and the normal system (the baseline). One
+//! of them runs; KDSim's virtual disk plays the other (l.169-171):
+//! - **active** (REDCAP serves reads): the virtual disk gets a copy of each original request and
+//!   gives the normal system's T_Normal (its service time there: insertion into its scheduler to
+//!   completion, K5); REDCAP's own T_Redcap runs from a read's arrival at REDCAP to the end of all
+//!   its partials: a hit ends after the copy time, a miss or a wait for a segment in flight ends
+//!   when its segment read ends, which is the read's dispatch time plus the table's estimate of
+//!   its I/O time (l.160: "ADA uses the table model of KDSim for computing the I/O times of both
+//!   the real and virtual disk"), plus the copy of its requested blocks (K9).
+//! - **inactive** (reads pass to the scheduler unchanged): the real side gives T_Normal, from
+//!   entering the real scheduler to the table estimate's end at dispatch. A *simulated* REDCAP cache
+//!   (metadata only) decides hits and misses; its segment reads go to the virtual disk, so
+//!   T_Redcap = the segment read's service there + the copy; a hit costs T_CHit, the mean time
+//!   per block of the hits seen while active, or the configured copy cost before any (K6).
+//! - Writes go to the disk unmodified in both systems; the virtual disk gets them in both states,
+//!   and they invalidate the blocks they cover in whichever cache is in use.
+//!
+//! The blocks a request counts (B_Redcap, B_Normal) are its requested blocks (K1); with
+//! `blocks=fetched` a miss partial counts its whole segment (the literal reading of l.155).
+//! [`crate::kdsim::window::WindowComparator`] holds the last N per-block times of each side and
+//! decides after every N-th completed original read (tumbling) or after every one (sliding),
+//! REDCAP winning only with a strictly smaller sum; the new state takes effect from the next read
+//! (K2). At a switch (K7), turning off starts the simulated cache as a copy of the real one's
+//! metadata; turning on starts the real cache empty (the simulated one has no data, and writes
+//! while off were not applied to the old one). ADA starts active (l.252).
+//!
+//! The virtual disk's table starts from `table=PATH` (trained off line, as the paper's kernel
+//! loads at boot) or from zero, and is updated from every request the real device serves
+//! (l.83): the measured service time, in the cell of its size and its distance from the previous
+//! request the real disk served, applied when the request completes.
+
+use std::collections::HashMap;
+
+use super::redcap::{Outcome, Partial, Redcap, RedcapConfig, RedcapCounts};
+use super::{BlockStage, StageActions, Submit};
+use crate::device::table::TableModel;
+use crate::device::Service;
+use crate::error::ConfigError;
+use crate::kdsim::accuracy::RealFeed;
+use crate::kdsim::virtual_disk::{PartMatcher, VirtualDisk, VirtualRequest};
+use crate::kdsim::window::{Cadence, Check, Side, WindowComparator};
+use crate::sched::{IoRequest, Scheduler};
+use crate::trace::Op;
+
+/// Which blocks a REDCAP miss counts in B_Redcap (K1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Blocks {
+    /// The blocks the request asked for (the reading taken).
+    Requested,
+    /// A miss partial counts its whole segment (requested and prefetched blocks, l.155 literally).
+    Fetched,
+}
+
+/// ADA's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdaConfig {
+    pub window: usize,
+    pub cadence: Cadence,
+    /// The virtual disk's starting table (`None`: learned on line from zero).
+    pub table: Option<std::path::PathBuf>,
+    pub blocks: Blocks,
+}
+
+impl Default for AdaConfig {
+    fn default() -> Self {
+        AdaConfig { window: 1000, cadence: Cadence::Tumbling, table: None, blocks: Blocks::Requested }
+    }
+}
+
+impl AdaConfig {
+    /// Parses `on` or `window=1000,cadence=tumbling|sliding,table=PATH,blocks=requested|fetched`
+    /// (any subset).
+    pub fn parse(text: &str) -> Result<AdaConfig, ConfigError> {
+        let mut c = AdaConfig::default();
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty() && *s != "on") {
+            let (k, v) = item.split_once('=').ok_or_else(|| ConfigError::new("--ada", format!("`{item}` is not key=value (window, cadence, table, blocks)")))?;
+            let v = v.trim();
+            match k.trim() {
+                "window" => {
+                    c.window = v.parse().ok().filter(|&n| n > 0).ok_or_else(|| ConfigError::new("--ada window", format!("`{v}` is not a positive number of requests")))?;
+                }
+                "cadence" => c.cadence = Cadence::parse("--ada cadence", v)?,
+                "table" => {
+                    if v.is_empty() {
+                        return Err(ConfigError::new("--ada table", "an empty path"));
+                    }
+                    c.table = Some(v.into());
+                }
+                "blocks" => {
+                    c.blocks = match v {
+                        "requested" => Blocks::Requested,
+                        "fetched" => Blocks::Fetched,
+                        other => return Err(ConfigError::unknown("--ada blocks", "block count", other, &["requested", "fetched"])),
+                    }
+                }
+                other => return Err(ConfigError::unknown("--ada", "ADA parameter", other, &["window", "cadence", "table", "blocks"])),
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// A change of state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Switch {
+    /// Read requests seen when the new state took effect.
+    pub request: u64,
+    /// `active` or `inactive`.
+    pub state: &'static str,
+}
+
+/// One logged check: the two sums and the state after it.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct WindowSums {
+    /// Read requests seen at the check.
+    pub request: u64,
+    /// Completed original reads counted at the check (the cadence's clock).
+    pub completed: u64,
+    /// Σ T/B over the window, ms per block, REDCAP and the normal system (`null`: no request
+    /// completed on that side yet).
+    pub redcap_ms: Option<f64>,
+    pub normal_ms: Option<f64>,
+    /// Requests in each side's window.
+    pub redcap_requests: usize,
+    pub normal_requests: usize,
+    /// The state after the check.
+    pub state: &'static str,
+}
+
+fn state_name(active: bool) -> &'static str {
+    if active {
+        "active"
+    } else {
+        "inactive"
+    }
+}
+
+/// What a request sent to the virtual disk stands for.
+#[derive(Debug, Clone, Copy)]
+enum Tag {
+    /// A copy of an original read of `blocks` blocks (normal system, active state).
+    Normal(u64),
+    /// A simulated REDCAP's segment read.
+    Segment((u32, u64)),
+    /// A write (either system).
+    Write,
+}
+
+/// An original read whose partials are still being timed.
+#[derive(Debug, Clone, Copy)]
+struct Timing {
+    arrival_ns: u64,
+    left: u32,
+    /// The longest partial so far (ns).
+    dur_ns: u64,
+    /// B: blocks counted.
+    blocks: u64,
+}
+
+/// The ADA stage: REDCAP switched on and off, the virtual disk beside it.
+pub struct Ada {
+    cfg: AdaConfig,
+    rc: RedcapConfig,
+    active: bool,
+    /// The real cache (serves reads while active).
+    real: Redcap,
+    /// The simulated cache (decides hits and misses while inactive).
+    sim: Redcap,
+    /// Counts of simulated caches replaced at earlier switches.
+    sim_past: RedcapCounts,
+    vd: VirtualDisk,
+    cmp: WindowComparator,
+    page_bytes: u64,
+    /// The real disk's observations for the table.
+    feed: RealFeed,
+    // Real side timing.
+    next_id: u64,
+    /// Original reads timed on the real side (REDCAP while active, normal while inactive).
+    real_timing: HashMap<u64, Timing>,
+    /// Real REDCAP partials waiting for their segment's dispatch: (read, copy ns).
+    real_waiters: HashMap<(u32, u64), Vec<(u64, u64)>>,
+    /// Estimated end of real segment reads dispatched and not completed.
+    real_seg_end: HashMap<(u32, u64), u64>,
+    /// Reads passed to the scheduler while inactive, until dispatched.
+    passed: PartMatcher<u64>,
+    // Virtual side.
+    next_vid: u64,
+    tags: HashMap<u64, Tag>,
+    sim_timing: HashMap<u64, Timing>,
+    sim_waiters: HashMap<(u32, u64), Vec<(u64, u64)>>,
+    scratch: StageActions,
+    parts: Vec<Partial>,
+    // T_CHit from hits seen while active.
+    hit_ns: u64,
+    hit_blocks: u64,
+    // Report.
+    reads_seen: u64,
+    reads_active: u64,
+    switches: Vec<Switch>,
+    windows: Vec<WindowSums>,
+    checks: u64,
+    undecided: u64,
+}
+
+impl Ada {
+    /// ADA over a REDCAP of `rc`, its virtual disk with `sched` (a fresh instance of the real
+    /// disk's scheduler) and `table`, requests in pages of `page_bytes`.
+    pub fn new(rc: RedcapConfig, cfg: AdaConfig, sched: Box<dyn Scheduler>, table: TableModel, page_bytes: u64) -> Result<Ada, ConfigError> {
+        let cmp = WindowComparator::new(cfg.window, cfg.cadence)?;
+        Ok(Ada {
+            rc,
+            active: true,
+            real: Redcap::new(rc),
+            sim: Redcap::new(rc),
+            sim_past: RedcapCounts::default(),
+            vd: VirtualDisk::new(sched, table, page_bytes),
+            cmp,
+            page_bytes,
+            feed: RealFeed::default(),
+            next_id: 0,
+            real_timing: HashMap::new(),
+            real_waiters: HashMap::new(),
+            real_seg_end: HashMap::new(),
+            passed: PartMatcher::default(),
+            next_vid: 0,
+            tags: HashMap::new(),
+            sim_timing: HashMap::new(),
+            sim_waiters: HashMap::new(),
+            scratch: StageActions::default(),
+            parts: Vec::new(),
+            hit_ns: 0,
+            hit_blocks: 0,
+            reads_seen: 0,
+            reads_active: 0,
+            switches: Vec::new(),
+            windows: Vec::new(),
+            checks: 0,
+            undecided: 0,
+            cfg,
+        })
+    }
+
+    /// Whether REDCAP is serving reads now.
+    pub fn active(&self) -> bool {
+        self.active
+    }
+
+    fn copy_ns(&self, blocks: u32) -> u64 {
+        self.rc.hit_ns_per_block * blocks as u64
+    }
+
+    /// T_CHit for `blocks` (K6).
+    fn chit_ns(&self, blocks: u32) -> u64 {
+        if self.hit_blocks == 0 {
+            self.copy_ns(blocks)
+        } else {
+            (self.hit_ns as u128 * blocks as u128 / self.hit_blocks as u128) as u64
+        }
+    }
+
+    fn vd_submit(&mut self, tag: Tag, req: VirtualRequest, now_ns: u64) {
+        let id = self.next_vid;
+        self.next_vid += 1;
+        self.tags.insert(id, tag);
+        self.vd.submit(VirtualRequest { id, ..req }, now_ns);
+    }
+
+    /// B_Redcap of a read from its partials (K1).
+    fn redcap_blocks(&self, parts: &[Partial]) -> u64 {
+        parts
+            .iter()
+            .map(|p| match (self.cfg.blocks, p.outcome) {
+                (Blocks::Fetched, Outcome::Miss) => self.rc.segment_blocks as u64,
+                _ => p.blocks as u64,
+            })
+            .sum()
+    }
+
+    /// A partial of read `id` on `side` lasted `dur_ns`; the read is done when all have.
+    fn partial_done(&mut self, real: bool, id: u64, dur_ns: u64) {
+        let map = if real { &mut self.real_timing } else { &mut self.sim_timing };
+        let Some(t) = map.get_mut(&id) else { return };
+        t.dur_ns = t.dur_ns.max(dur_ns);
+        t.left -= 1;
+        if t.left == 0 {
+            let t = map.remove(&id).expect("timed");
+            self.read_timed(real, id, t);
+        }
+    }
+
+    /// A read's time is known: the real side's reads drive the cadence.
+    fn read_timed(&mut self, real: bool, id: u64, t: Timing) {
+        // Real reads are REDCAP's while the read was taken (ids are marked by the state at arrival).
+        let side = if real {
+            if id & REDCAP_ID != 0 {
+                Side::Candidate
+            } else {
+                Side::Baseline
+            }
+        } else {
+            Side::Candidate
+        };
+        self.cmp.record(side, t.dur_ns as f64, t.blocks);
+        if real {
+            if let Some(c) = self.cmp.count() {
+                self.decide(c);
+            }
+        }
+    }
+
+    fn decide(&mut self, c: Check) {
+        self.checks += 1;
+        let want = match c.candidate_wins {
+            Some(w) => w,
+            None => {
+                self.undecided += 1;
+                self.active
+            }
+        };
+        let switched = want != self.active;
+        if switched {
+            self.active = want;
+            if want {
+                // K7: the real cache starts empty.
+                self.real.clear();
+            } else {
+                // K7: the simulated cache starts as a copy of the real one's metadata.
+                self.sim_past.add(&self.sim.counts());
+                self.sim = self.real.settled_copy();
+            }
+            self.switches.push(Switch { request: self.reads_seen, state: state_name(want) });
+        }
+        let n = self.cfg.window as u64;
+        if switched || self.cfg.cadence == Cadence::Tumbling || c.request % n == 0 {
+            self.windows.push(WindowSums {
+                request: self.reads_seen,
+                completed: c.request,
+                redcap_ms: c.candidate_ms,
+                normal_ms: c.baseline_ms,
+                redcap_requests: c.candidate_requests,
+                normal_requests: c.baseline_requests,
+                state: state_name(self.active),
+            });
+        }
+    }
+
+    /// Runs the virtual disk to `now_ns` and takes in what it completed.
+    fn catch_up(&mut self, now_ns: u64) {
+        self.vd.advance(now_ns);
+        for c in self.vd.take_completed() {
+            match self.tags.remove(&c.id) {
+                Some(Tag::Normal(blocks)) => self.cmp.record(Side::Baseline, c.service_ns() as f64, blocks),
+                Some(Tag::Segment(key)) => {
+                    let sb = self.rc.segment_blocks as u64;
+                    let seg = IoRequest { op: Op::Read, device: key.0, block: key.1 * sb, blocks: sb as u32, sync: false, cause: crate::sched::Cause::Prefetch, arrival_ns: c.queued_ns, pid: 0 };
+                    self.sim.read_done(&seg);
+                    for (id, copy) in self.sim_waiters.remove(&key).unwrap_or_default() {
+                        let arrival = self.sim_timing.get(&id).map_or(c.queued_ns, |t| t.arrival_ns);
+                        let dur = c.finish_ns - c.queued_ns.max(arrival).min(c.finish_ns) + copy;
+                        self.partial_done(false, id, dur);
+                    }
+                }
+                Some(Tag::Write) | None => {}
+            }
+        }
+    }
+
+    fn read_active(&mut self, req: IoRequest, now_ns: u64, out: &mut StageActions) {
+        let id = self.next_id | REDCAP_ID;
+        self.next_id += 1;
+        self.vd_submit(Tag::Normal(req.blocks as u64), VirtualRequest { id: 0, pid: req.pid, op: Op::Read, block: req.block, blocks: req.blocks, sync: req.sync }, now_ns);
+        let mut parts = std::mem::take(&mut self.parts);
+        self.real.read(req, now_ns, out, &mut parts);
+        let blocks = self.redcap_blocks(&parts);
+        self.real_timing.insert(id, Timing { arrival_ns: now_ns, left: parts.len() as u32, dur_ns: 0, blocks });
+        for p in &parts {
+            let copy = self.copy_ns(p.blocks);
+            match p.outcome {
+                Outcome::Hit => {
+                    self.hit_ns += copy;
+                    self.hit_blocks += p.blocks as u64;
+                    self.partial_done(true, id, copy);
+                }
+                Outcome::InFlight | Outcome::Miss => match self.real_seg_end.get(&p.segment) {
+                    Some(&end) => self.partial_done(true, id, end.saturating_sub(now_ns) + copy),
+                    None => self.real_waiters.entry(p.segment).or_default().push((id, copy)),
+                },
+            }
+        }
+        self.parts = parts;
+    }
+
+    fn read_inactive(&mut self, req: IoRequest, now_ns: u64) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.passed.add(Op::Read, req.block, req.blocks, id);
+        self.real_timing.insert(id, Timing { arrival_ns: now_ns, left: 1, dur_ns: 0, blocks: req.blocks as u64 });
+        // The simulated REDCAP: its segment reads go to the virtual disk.
+        let mut parts = std::mem::take(&mut self.parts);
+        let mut scratch = std::mem::take(&mut self.scratch);
+        self.sim.read(req, now_ns, &mut scratch, &mut parts);
+        scratch.serve.clear();
+        for q in scratch.issue.drain(..) {
+            let key = self.sim.segment_of(q.device, q.block);
+            self.vd_submit(Tag::Segment(key), VirtualRequest { id: 0, pid: q.pid, op: Op::Read, block: q.block, blocks: q.blocks, sync: q.sync }, now_ns);
+        }
+        self.scratch = scratch;
+        let blocks = self.redcap_blocks(&parts);
+        self.sim_timing.insert(id, Timing { arrival_ns: now_ns, left: parts.len() as u32, dur_ns: 0, blocks });
+        for p in &parts {
+            match p.outcome {
+                Outcome::Hit => {
+                    let t = self.chit_ns(p.blocks);
+                    self.partial_done(false, id, t);
+                }
+                Outcome::InFlight | Outcome::Miss => {
+                    let copy = self.copy_ns(p.blocks);
+                    self.sim_waiters.entry(p.segment).or_default().push((id, copy));
+                }
+            }
+        }
+        self.parts = parts;
+    }
+
+    fn report_value(&self) -> serde_json::Value {
+        let mut sim = self.sim_past;
+        sim.add(&self.sim.counts());
+        let share = if self.reads_seen == 0 { 1.0 } else { self.reads_active as f64 / self.reads_seen as f64 };
+        serde_json::json!({
+            "redcap": self.real.counts(),
+            "ada": {
+                "window": self.cfg.window,
+                "cadence": self.cfg.cadence.name(),
+                "blocks": match self.cfg.blocks { Blocks::Requested => "requested", Blocks::Fetched => "fetched" },
+                "table": self.cfg.table.as_ref().map(|p| p.display().to_string()),
+                "state": state_name(self.active),
+                "switches": self.switches,
+                "activation_share": share,
+                "reads": self.reads_seen,
+                "reads_active": self.reads_active,
+                "checks": self.checks,
+                "undecided_checks": self.undecided,
+                "windows": self.windows,
+                "simulated_redcap": sim,
+                "trained_cells": self.vd.table().trained_cells(),
+            }
+        })
+    }
+}
+
+/// Marks the ids of reads REDCAP took (timed on the candidate side).
+const REDCAP_ID: u64 = 1 << 63;
+
+impl BlockStage for Ada {
+    fn name(&self) -> String {
+        format!("{}+ada:window={},cadence={}", self.real.name(), self.cfg.window, self.cfg.cadence.name())
+    }
+
+    fn submit(&mut self, req: IoRequest, now_ns: u64, out: &mut StageActions) -> Submit {
+        self.catch_up(now_ns);
+        if req.op == Op::Write {
+            if self.active {
+                self.real.write(&req);
+            } else {
+                self.sim.write(&req);
+            }
+            self.vd_submit(Tag::Write, VirtualRequest { id: 0, pid: req.pid, op: Op::Write, block: req.block, blocks: req.blocks, sync: false }, now_ns);
+            return Submit::Pass;
+        }
+        self.reads_seen += 1;
+        if self.active {
+            self.reads_active += 1;
+            self.read_active(req, now_ns, out);
+            Submit::Take
+        } else {
+            self.read_inactive(req, now_ns);
+            Submit::Pass
+        }
+    }
+
+    fn dispatched(&mut self, req: &IoRequest, service: &Service, now_ns: u64) {
+        self.catch_up(now_ns);
+        let (d, _) = self.feed.dispatched(req, service, now_ns, self.page_bytes);
+        let est = self.vd.table().estimate(req.op, req.blocks as u64 * self.page_bytes, d);
+        if req.op == Op::Write {
+            return;
+        }
+        let end = now_ns + est;
+        // Reads passed while inactive: waited in the scheduler until now, then the estimate.
+        for (_, id) in self.passed.take(Op::Read, req.block, req.blocks) {
+            let arrival = self.real_timing.get(&id).map_or(now_ns, |t| t.arrival_ns);
+            self.partial_done(true, id, end - arrival);
+        }
+        // Real REDCAP segment reads inside the range end at the estimate.
+        let sb = self.rc.segment_blocks as u64;
+        for s in req.block.div_ceil(sb)..req.end() / sb {
+            let key = (req.device, s);
+            let waiters = self.real_waiters.remove(&key);
+            if waiters.is_none() && !self.real.in_flight(key) {
+                continue;
+            }
+            self.real_seg_end.insert(key, end);
+            for (id, copy) in waiters.unwrap_or_default() {
+                let arrival = self.real_timing.get(&id).map_or(now_ns, |t| t.arrival_ns);
+                self.partial_done(true, id, end.saturating_sub(arrival) + copy);
+            }
+        }
+    }
+
+    fn completed(&mut self, req: &IoRequest, _service: &Service, now_ns: u64, _out: &mut StageActions) {
+        self.catch_up(now_ns);
+        self.feed.completed(req, self.vd.table_mut(), self.page_bytes);
+        if req.op == Op::Write {
+            return;
+        }
+        self.real.read_done(req);
+        let sb = self.rc.segment_blocks as u64;
+        for s in req.block.div_ceil(sb)..req.end() / sb {
+            self.real_seg_end.remove(&(req.device, s));
+        }
+    }
+
+    fn report(&self) -> serde_json::Value {
+        self.report_value()
+    }
+}
+
+#[cfg(test)]
+mod tests;
