@@ -113,7 +113,9 @@ pub struct RequestLocality {
     pub max_stack_distance: Option<u64>,
 }
 
-/// Observes a request stream and measures its locality.
+/// Observes a request stream and measures its locality. A clone measures on from the same
+/// state (how boundaries that saw the same stream until they diverged share one probe).
+#[derive(Clone)]
 pub struct LocalityProbe {
     config: ProbeConfig,
     stack: StackDistance<KeyInfo>,

@@ -28,14 +28,18 @@ mod engine;
 #[cfg(test)]
 mod hook_tests;
 mod observers;
+mod probe_set;
 mod report;
 
 pub use config::{FileSizes, Processes, Replay, Resolved, StackConfig, Think, WritePolicy};
 pub use engine::{Boundary, BoundaryObserver};
-pub use observers::{DumpObserver, ProbeObserver, SharedProbe};
+pub use observers::{DumpObserver, ProbeObserver, ProbeThread, SharedProbe};
+pub use probe_set::{ProbeSet, SetMember};
 pub use report::{BlkCounts, BlkReport, BoundaryLocality, DeviceReport, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, SchedCounts, TimedReport};
 
 use std::any::Any;
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::path::{Path, PathBuf};
 
 use crate::cache::lru::Lru;
@@ -94,9 +98,9 @@ type StackLane = (Option<u32>, Box<dyn Scheduler>, Vec<Box<dyn Layer>>, BuiltDev
 pub struct TimedRun {
     config: StackConfig,
     engine: StackEngine,
-    /// The locality probes `config.locality` installed, by boundary (shared with the engine's
-    /// observer list, which notifies them).
-    probes: Option<[SharedProbe; 4]>,
+    /// The locality probes `config.locality` installed, one member per boundary in
+    /// [`Boundary::ALL`]'s order (shared with the engine's observer list, which notifies them).
+    probes: Option<Rc<RefCell<ProbeSet>>>,
     /// The engine's dense device numbers and the trace's ids they stand for; the ids a device
     /// map names are numbered first, in the map's order, so its lanes know their numbers.
     devices: DeviceTable,
@@ -179,11 +183,11 @@ impl TimedRun {
         };
         let mut engine = Self::engine(settings, policy, prefetcher, lanes);
         let probes = config.locality.then(|| {
-            Boundary::ALL.map(|b| {
-                let probe = SharedProbe::new(ProbeConfig { granularity: Granularity::Bytes(config.page_size), ..Default::default() });
-                with_engine!(&mut engine, e => e.add_observer(b, Box::new(probe.clone())));
-                probe
-            })
+            let set = Rc::new(RefCell::new(ProbeSet::new(ProbeConfig { granularity: Granularity::Bytes(config.page_size), ..Default::default() }, Boundary::ALL.len())));
+            for (member, b) in Boundary::ALL.into_iter().enumerate() {
+                with_engine!(&mut engine, e => e.add_observer(b, Box::new(SetMember { set: set.clone(), member })));
+            }
+            set
         });
         with_engine!(&mut engine, e => e.set_device_ids(table.clone()));
         let mut run = TimedRun { config: config.clone(), engine, probes, devices: table };
@@ -290,16 +294,15 @@ impl TimedRun {
 /// The report of engine `e` after its run of `config`'s stack.
 fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Device + ?Sized>(
     config: &StackConfig,
-    locality_probes: &Option<[SharedProbe; 4]>,
+    locality_probes: &Option<Rc<RefCell<ProbeSet>>>,
     table: &DeviceTable,
     e: &mut Engine<P, F, S, D>,
 ) -> Result<TimedReport, Error> {
     let mut probes = std::collections::BTreeMap::new();
-    let locality = locality_probes.as_ref().map(|[front, cache, sched, device]| BoundaryLocality {
-        front: front.report(),
-        cache: cache.report(),
-        sched: sched.report(),
-        device: device.report(),
+    let locality = locality_probes.as_ref().map(|set| {
+        let mut set = set.borrow_mut();
+        let [front, cache, sched, device] = set.reports() else { unreachable!("one member per boundary") };
+        BoundaryLocality { front: front.clone(), cache: cache.clone(), sched: sched.clone(), device: device.clone() }
     });
     for (b, o) in e.observers.iter_mut() {
         let v = o.finish().map_err(|m| Error::Io(std::io::Error::other(format!("{} boundary: {m}", b.name()))))?;
