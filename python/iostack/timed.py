@@ -18,7 +18,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 CONFIG_FIELDS = (
     "policy", "cache", "page_size", "prefetch", "sched", "device", "layers", "queue_depth",
     "max_request", "replay", "think", "processes", "write_policy", "dirty_expire",
-    "flush_interval", "file_sizes", "seed", "locality", "redcap",
+    "flush_interval", "file_sizes", "seed", "locality", "redcap", "device_request_locality",
 )
 
 

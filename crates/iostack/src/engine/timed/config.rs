@@ -112,6 +112,13 @@ pub struct StackConfig {
     /// 512 × 128 KiB, 5 µs per block copied) or `size=64MiB,segment=128KiB,hit=5us`; absent: none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redcap: Option<String>,
+    /// Also measure locality at the device per disk request (one reference per request, keyed by
+    /// its start: the unit of Fox et al.'s affinity figures), beside the per-block `device`
+    /// probe, with first references counted as this rule (`distinct`, `infinite`, `exclude` or a
+    /// fixed Max); absent: not measured. Needs `locality`. Reported as
+    /// `locality.device_per_request`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_request_locality: Option<String>,
 }
 
 impl Default for StackConfig {
@@ -136,6 +143,7 @@ impl Default for StackConfig {
             seed: 0,
             locality: true,
             redcap: None,
+            device_request_locality: None,
         }
     }
 }

@@ -51,7 +51,7 @@ use crate::sched::cscan::CScan;
 use crate::sched::Scheduler;
 use crate::error::{ConfigError, Error};
 use crate::layer::Layer;
-use crate::metrics::{Granularity, ProbeConfig};
+use crate::metrics::{FirstReference, Granularity, ProbeConfig};
 use crate::trace::background::BackgroundReader;
 use crate::trace::devices::{DenseDevices, DeviceTable, KeySpace};
 use crate::trace::{Format, ReaderOptions, TraceReader};
@@ -101,6 +101,8 @@ pub struct TimedRun {
     /// The locality probes `config.locality` installed, one member per boundary in
     /// [`Boundary::ALL`]'s order (shared with the engine's observer list, which notifies them).
     probes: Option<Rc<RefCell<ProbeSet>>>,
+    /// The per-request device probe `config.device_request_locality` installed.
+    request_probe: Option<SharedProbe>,
     /// The engine's dense device numbers and the trace's ids they stand for; the ids a device
     /// map names are numbered first, in the map's order, so its lanes know their numbers.
     devices: DeviceTable,
@@ -189,8 +191,20 @@ impl TimedRun {
             }
             set
         });
+        let request_probe = match &config.device_request_locality {
+            None => None,
+            Some(_) if !config.locality => {
+                return Err(ConfigError::new("--device-request-locality", "adds a probe to the locality probes, which `locality = false` (--no-locality) turns off"));
+            }
+            Some(rule) => {
+                let first_reference = rule.trim().parse::<FirstReference>().map_err(|m| ConfigError::new("--device-request-locality", m))?;
+                let probe = SharedProbe::new(ProbeConfig { granularity: Granularity::Object, first_reference, ..Default::default() });
+                with_engine!(&mut engine, e => e.add_observer(Boundary::Device, Box::new(probe.clone())));
+                Some(probe)
+            }
+        };
         with_engine!(&mut engine, e => e.set_device_ids(table.clone()));
-        let mut run = TimedRun { config: config.clone(), engine, probes, devices: table };
+        let mut run = TimedRun { config: config.clone(), engine, probes, request_probe, devices: table };
         if let Some(spec) = &config.redcap {
             let cfg = crate::blk::redcap::RedcapConfig::parse(spec, config.page_size)?;
             run.set_stage(Box::new(crate::blk::redcap::Redcap::new(cfg)));
@@ -283,10 +297,10 @@ impl TimedRun {
 
     /// [`TimedRun::run`] over a reader whose devices are already numbered by this run's table.
     fn run_numbered(self, reader: &mut dyn TraceReader) -> Result<TimedReport, Error> {
-        let TimedRun { config, mut engine, probes, devices } = self;
+        let TimedRun { config, mut engine, probes, request_probe, devices } = self;
         with_engine!(&mut engine, e => {
             e.run(reader)?;
-            report(&config, &probes, &devices, e)
+            report(&config, &probes, request_probe.as_ref(), &devices, e)
         })
     }
 }
@@ -295,6 +309,7 @@ impl TimedRun {
 fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Device + ?Sized>(
     config: &StackConfig,
     locality_probes: &Option<Rc<RefCell<ProbeSet>>>,
+    request_probe: Option<&SharedProbe>,
     table: &DeviceTable,
     e: &mut Engine<P, F, S, D>,
 ) -> Result<TimedReport, Error> {
@@ -302,7 +317,13 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
     let locality = locality_probes.as_ref().map(|set| {
         let mut set = set.borrow_mut();
         let [front, cache, sched, device] = set.reports() else { unreachable!("one member per boundary") };
-        BoundaryLocality { front: front.clone(), cache: cache.clone(), sched: sched.clone(), device: device.clone() }
+        BoundaryLocality {
+            front: front.clone(),
+            cache: cache.clone(),
+            sched: sched.clone(),
+            device: device.clone(),
+            device_per_request: request_probe.map(|p| p.report()),
+        }
     });
     for (b, o) in e.observers.iter_mut() {
         let v = o.finish().map_err(|m| Error::Io(std::io::Error::other(format!("{} boundary: {m}", b.name()))))?;
