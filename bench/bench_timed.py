@@ -23,7 +23,12 @@ ratio within each back-to-back pair of runs (steadier when the machine's speed d
 non-zero if the two iostack measurements disagree on the result.
 
     python bench/bench_timed.py [--requests 10000000] [--alpha 1.0] [--objects 1000000]
-                                [--iostack PATH] [--repeat 3] [--no-cli] [--probes-only]
+                                [--iostack PATH] [--repeat 3] [--no-cli | --cli-only] [--probes-only]
+
+``--cli-only`` runs only the command-line comparison (no in-process measurement, which uses the
+installed Python package whatever ``--iostack`` names, and no probe row): to compare two
+builds, alternate runs of this script with ``--cli-only --iostack BUILD`` (and ``--trace`` to
+use one trace for all).
 
 A last row measures the locality probes, on by default in ``iostack run``: the same command with
 and without ``--no-locality``, alternated, as the ratio of their times.
@@ -135,6 +140,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each; the best is kept")
     ap.add_argument("--iostack", default=shutil.which("iostack") or "target/release/iostack", help="command for the CLI runs")
     ap.add_argument("--no-cli", action="store_true", help="skip the command-line measurements")
+    ap.add_argument("--cli-only", action="store_true", help="only the command-line comparison with libCacheSim (compare builds with --iostack)")
     ap.add_argument("--probes-only", action="store_true", help="only the cost of the locality probes")
     ap.add_argument("--trace", help="use this oracleGeneral trace instead of generating one")
     args = ap.parse_args()
@@ -157,16 +163,20 @@ def main() -> int:
                 print("error: the probes changed the stack's results", file=sys.stderr)
                 return 1
             return 0
-        a = compare("in process (iostack.run vs process_trace, the call alone)",
-                    lambda: run_in_process(trace, args.cache), trace, cache_bytes, args.repeat)
+        if args.cli_only and args.no_cli:
+            ap.error("--cli-only and --no-cli exclude each other")
+        a = None
+        if not args.cli_only:
+            a = compare("in process (iostack.run vs process_trace, the call alone)",
+                        lambda: run_in_process(trace, args.cache), trace, cache_bytes, args.repeat)
         if not args.no_cli:
             b = compare("command line (iostack run as a whole process vs process_trace)",
                         lambda: run_cli(args.iostack, trace, args.cache), trace, cache_bytes, args.repeat)
             strip = ("config",)
-            if {k: v for k, v in a.items() if k not in strip} != {k: v for k, v in b.items() if k not in strip}:
+            if a is not None and {k: v for k, v in a.items() if k not in strip} != {k: v for k, v in b.items() if k not in strip}:
                 print("error: iostack.run and `iostack run` report different results", file=sys.stderr)
                 return 1
-            if not compare_probes(args.iostack, trace, args.cache, args.repeat):
+            if not args.cli_only and not compare_probes(args.iostack, trace, args.cache, args.repeat):
                 print("error: the probes changed the stack's results", file=sys.stderr)
                 return 1
     finally:

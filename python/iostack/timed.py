@@ -19,6 +19,7 @@ CONFIG_FIELDS = (
     "policy", "cache", "page_size", "prefetch", "sched", "device", "layers", "queue_depth",
     "max_request", "replay", "think", "processes", "write_policy", "dirty_expire",
     "flush_interval", "file_sizes", "seed", "locality", "redcap", "ada", "hints", "per_process",
+    "device_request_locality",
 )
 
 # Options whose value is itself a list (not a grid axis): disk-side layers, and hints given as

@@ -142,3 +142,52 @@ fn locality_is_measured_by_default_and_can_be_turned_off() {
     assert_eq!(off.stdout, again.stdout);
     assert!(!String::from_utf8_lossy(&iostack(&["run", "t.csv", "--no-locality"], d.path()).stdout).contains("affinity"));
 }
+
+#[test]
+fn device_request_locality_adds_a_per_request_probe_beside_the_per_block_one() {
+    let d = tempfile::tempdir().unwrap();
+    gen(d.path());
+    let base = ["run", "t.csv", "--cache", "256", "--device", "fixed:1ms", "--json"];
+    let run = |extra: &[&str]| {
+        let o = iostack(&[&base[..], extra].concat(), d.path());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o
+    };
+    let plain: serde_json::Value = serde_json::from_slice(&run(&[]).stdout).unwrap();
+    assert!(plain["locality"].get("device_per_request").is_none(), "absent unless asked for");
+    let o = run(&["--device-request-locality", "infinite"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let per_request = &v["locality"]["device_per_request"];
+    // One reference per disk request, as many as the device served; the per-block report is
+    // the run's without the option, and counts blocks.
+    assert_eq!(per_request["granularity"]["kind"], "object");
+    assert_eq!(per_request["requests"], v["device_requests"]);
+    assert_eq!(per_request["references"], per_request["requests"]);
+    assert_eq!(v["locality"]["device"], plain["locality"]["device"]);
+    assert_eq!(v["locality"]["device"]["granularity"]["kind"], "bytes");
+    assert!(v["locality"]["device"]["references"].as_u64() > per_request["references"].as_u64(), "blocks outnumber requests");
+    assert_eq!(per_request["first_reference"]["kind"], "infinite");
+    // First references at an infinite distance score 0: the mean is below the one that
+    // leaves them out, by exactly their share.
+    let excluded: serde_json::Value = serde_json::from_slice(&run(&["--device-request-locality", "exclude"]).stdout).unwrap();
+    let (inf, exc) = (per_request["stack_affinity"]["mean"].as_f64().unwrap(), excluded["locality"]["device_per_request"]["stack_affinity"]["mean"].as_f64().unwrap());
+    let firsts = per_request["stack_distance"]["first_references"].as_f64().unwrap();
+    let n = per_request["references"].as_f64().unwrap();
+    assert!(firsts > 0.0);
+    assert!((inf - exc * (n - firsts) / n).abs() < 1e-12, "{inf} {exc}");
+    // The echoed config asks for the probe again.
+    assert_eq!(v["config"]["device_request_locality"], "infinite");
+    std::fs::write(d.path().join("r.json"), &o.stdout).unwrap();
+    let again = iostack(&["run", "t.csv", "--config", "r.json", "--json"], d.path());
+    assert_eq!(o.stdout, again.stdout);
+    // The table names the row apart from the per-block device row.
+    let table = iostack(&["run", "t.csv", "--cache", "256", "--device", "fixed:1ms", "--device-request-locality", "7"], d.path());
+    assert!(String::from_utf8_lossy(&table.stdout).contains("device per request"));
+    // Bad rules and a probe without the locality probes are errors naming the option.
+    for bad in [&["--device-request-locality", "soon"][..], &["--device-request-locality", "infinite", "--no-locality"]] {
+        let o = iostack(&[&base[..], bad].concat(), d.path());
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--device-request-locality") || err.contains("--no-locality"), "{err}");
+    }
+}

@@ -111,6 +111,12 @@ pub struct Args {
     /// Do not measure locality (config `locality = false`): saves the probes' time and memory.
     #[arg(long)]
     pub no_locality: bool,
+    /// Also measure locality at the device per disk request (one reference per request, the
+    /// unit of Fox et al.'s affinity figures), beside the per-block `device` report, with first
+    /// references counted as RULE: `distinct` (Max = distinct requests' starts), `infinite`
+    /// (affinity 0), `exclude`, or a fixed Max; reported as `locality.device_per_request`.
+    #[arg(long, value_name = "RULE", conflicts_with = "no_locality")]
+    pub device_request_locality: Option<String>,
     /// Print the full result as JSON.
     #[arg(long)]
     pub json: bool,
@@ -186,6 +192,9 @@ pub fn stack_config(args: &Args) -> anyhow::Result<StackConfig> {
     }
     if let Some(v) = &args.ada {
         c.ada = Some(v.clone());
+    }
+    if let Some(v) = &args.device_request_locality {
+        c.device_request_locality = Some(v.clone());
     }
     iostack::engine::footprint::check_timed_config(&c)?;
     Ok(c)

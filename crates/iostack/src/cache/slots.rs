@@ -39,6 +39,7 @@ pub(crate) trait Cell: Copy {
 /// Linear probing keeps a key's probe sequence in one or two cache lines, and removal shifts
 /// later cells of the run back (no tombstones, so lookups never slow down as keys churn).
 /// The load factor stays at most 3/4.
+#[derive(Clone)]
 pub(crate) struct OpenTable<C> {
     cells: Vec<C>,
     /// 32 - log2(cells.len()): the home cell is the top bits of the 32-bit hash.

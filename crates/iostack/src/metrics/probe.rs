@@ -113,7 +113,9 @@ pub struct RequestLocality {
     pub max_stack_distance: Option<u64>,
 }
 
-/// Observes a request stream and measures its locality.
+/// Observes a request stream and measures its locality. A clone measures on from the same
+/// state (how boundaries that saw the same stream until they diverged share one probe).
+#[derive(Clone)]
 pub struct LocalityProbe {
     config: ProbeConfig,
     stack: StackDistance<KeyInfo>,
@@ -222,7 +224,11 @@ impl LocalityProbe {
                     self.stack_dist.record_with_affinity(d, a);
                 }
                 // References strictly between the two uses.
-                self.reuse_dist.record_value(index - info.last_ref);
+                if self.batching {
+                    self.reuse_dist.record_deferred(index - info.last_ref, 0.0);
+                } else {
+                    self.reuse_dist.record_value(index - info.last_ref);
+                }
                 Some(a)
             }
             None => {
@@ -234,14 +240,20 @@ impl LocalityProbe {
         info.last_ref = index + 1;
         let block_affinity = affinity_fast(block_distance);
         info.last_interval = self.series.reference(stack_affinity, block_affinity, info.last_interval);
-        self.block_dist.record_with_affinity(block_distance, block_affinity);
+        if self.batching {
+            self.block_dist.record_deferred(block_distance, block_affinity);
+        } else {
+            self.block_dist.record_with_affinity(block_distance, block_affinity);
+        }
         d
     }
 
     /// Observes a batch of requests in order (the same as [`LocalityProbe::observe_request`] on
     /// each), fetching each request's stack entry a few requests ahead so that the cache misses
-    /// of cold keys overlap the work on the requests before, and adding the exact stack-distance
-    /// counts at the end of the batch ([`DistanceDistribution::record_deferred`]).
+    /// of cold keys overlap the work on the requests before, and adding the exact counts of the
+    /// stack, block and reuse distances at the end of the batch
+    /// ([`DistanceDistribution::record_deferred`]: each array spans hundreds of KiB to megabytes,
+    /// so nearly every count would otherwise wait on memory).
     pub fn observe_batch(&mut self, batch: &[Request]) {
         self.batching = true;
         const AHEAD: usize = 8;
@@ -255,6 +267,8 @@ impl LocalityProbe {
             self.observe_request(r);
         }
         self.stack_dist.apply_deferred();
+        self.block_dist.apply_deferred();
+        self.reuse_dist.apply_deferred();
         self.batching = false;
     }
 
@@ -410,6 +424,24 @@ mod tests {
         assert_eq!(r.distinct_units, 4);
         // Block distances: 0 (first at block 0), 1, 1, 1, |1 - 3| = 2, 1.
         assert_eq!(r.block_distance.mean, Some(6.0 / 6.0));
+    }
+
+    #[test]
+    fn batches_measure_as_requests_one_at_a_time() {
+        // Distances on both sides of the exact limits (65,536 for block and reuse distances).
+        let requests: Vec<Request> = (0..30_000u64)
+            .map(|i| Request::read((i * 7_919 % 90_000) * 4096 + (i % 3) * 1_000_000_000, 4096 * (1 + i % 4)).at(i))
+            .collect();
+        let mut one = LocalityProbe::new(ProbeConfig::default());
+        for r in &requests {
+            one.observe_request(r);
+        }
+        let mut batched = LocalityProbe::new(ProbeConfig::default());
+        for chunk in requests.chunks(777) {
+            batched.observe_batch(chunk);
+        }
+        assert_eq!(batched.report(), one.report());
+        assert_eq!(batched.block_distances().exact_counts(), one.block_distances().exact_counts());
     }
 
     #[test]

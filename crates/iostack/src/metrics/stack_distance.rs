@@ -78,6 +78,7 @@ impl FirstReference {
 }
 
 /// Fenwick tree of counts over the words of the time-axis bitset.
+#[derive(Clone)]
 struct Fenwick {
     tree: Vec<u32>,
 }
@@ -157,6 +158,7 @@ impl<P: Copy + Default> Cell for Entry<P> {
 /// ([`crate::cache::slots::OpenTable`]). Keys are never removed from a stack; owning the table
 /// (rather than a general hash map) lets callers prefetch the cell of a key they will reference
 /// soon, which hides the one cache miss a reference to a cold key costs.
+#[derive(Clone)]
 struct KeyTable<P> {
     table: OpenTable<Entry<P>>,
 }
@@ -203,6 +205,7 @@ impl<P: Copy + Default> KeyTable<P> {
 ///
 /// `P` is a per-key payload the caller may keep next to the stack entry (for instance the
 /// position of the last reference, to get reuse distances), so that one hash lookup serves both.
+#[derive(Clone)]
 pub struct StackDistance<P: Copy + Default = ()> {
     map: KeyTable<P>,
     /// One bit per slot: set when the slot is some key's last use.

@@ -113,20 +113,43 @@ pub struct DenseDevices<R> {
     /// device appears).
     max_offset: u64,
     several: bool,
+    /// With block keys, the first byte past the last keyable block (`None`: every byte is), so
+    /// that the common case checks a request without a division.
+    byte_limit: Option<u64>,
 }
 
 impl<R: TraceReader> DenseDevices<R> {
     pub fn new(inner: R, table: &DeviceTable, space: KeySpace) -> Self {
         let several = table.len() > 1;
-        DenseDevices { inner, table: table.clone(), space, local: Default::default(), last: None, seen: 0, max_offset: 0, several }
+        let byte_limit = match space {
+            KeySpace::Blocks(page) => BLOCK_LIMIT.checked_mul(page.max(1)),
+            KeySpace::Offsets => None,
+        };
+        DenseDevices { inner, table: table.clone(), space, local: Default::default(), last: None, seen: 0, max_offset: 0, several, byte_limit }
+    }
+
+    /// [`DenseDevices::number_any`], with the common case (the device of the request before,
+    /// blocks that fit) inline.
+    #[inline(always)]
+    fn number(&mut self, r: &mut Request, n: u64) -> Result<(), TraceError> {
+        if let (Some((id, d)), KeySpace::Blocks(_)) = (self.last, self.space) {
+            let fits = match self.byte_limit {
+                Some(limit) => r.offset.saturating_add(r.length.max(1) - 1) < limit,
+                None => true,
+            };
+            if id == r.device && fits {
+                r.device = d;
+                return Ok(());
+            }
+        }
+        self.number_any(r, n)
     }
 
     fn error(&self, n: u64, field: &str, message: String) -> TraceError {
         TraceError::new(self.inner.path(), Location::Request(n), Some(field), message)
     }
 
-    #[inline]
-    fn number(&mut self, r: &mut Request, n: u64) -> Result<(), TraceError> {
+    fn number_any(&mut self, r: &mut Request, n: u64) -> Result<(), TraceError> {
         let dense = match self.last {
             Some((id, d)) if id == r.device => d,
             _ => {
@@ -192,11 +215,10 @@ impl<R: TraceReader> TraceReader for DenseDevices<R> {
     fn read_batch(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
         let start = buf.len();
         let n = self.inner.read_batch(buf, max)?;
-        for i in start..buf.len() {
+        for r in &mut buf[start..] {
             self.seen += 1;
-            let mut r = buf[i];
-            self.number(&mut r, self.seen)?;
-            buf[i].device = r.device;
+            let seen = self.seen;
+            self.number(r, seen)?;
         }
         Ok(n)
     }

@@ -127,6 +127,13 @@ pub struct StackConfig {
     /// always active.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ada: Option<String>,
+    /// Also measure locality at the device per disk request (one reference per request, keyed by
+    /// its start: the unit of Fox et al.'s affinity figures), beside the per-block `device`
+    /// probe, with first references counted as this rule (`distinct`, `infinite`, `exclude` or a
+    /// fixed Max); absent: not measured. Needs `locality`. Reported as
+    /// `locality.device_per_request`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_request_locality: Option<String>,
 }
 
 /// Where a stack's hints come from: a spec (`h.toml`, `oracle:lookahead=N`) or the hints
@@ -173,6 +180,7 @@ impl Default for StackConfig {
             hints: None,
             per_process: false,
             ada: None,
+            device_request_locality: None,
         }
     }
 }

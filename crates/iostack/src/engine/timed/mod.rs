@@ -30,14 +30,18 @@ mod ca_tests;
 #[cfg(test)]
 mod hook_tests;
 mod observers;
+mod probe_set;
 mod report;
 
 pub use config::{FileSizes, HintsConfig, Processes, Replay, Resolved, StackConfig, Think, WritePolicy};
 pub use engine::{Boundary, BoundaryObserver};
-pub use observers::{DumpObserver, ProbeObserver, SharedProbe};
+pub use observers::{DumpObserver, ProbeObserver, ProbeThread, SharedProbe};
+pub use probe_set::{ProbeSet, SetMember};
 pub use report::{BlkCounts, BlkReport, BoundaryLocality, DeviceReport, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, SchedCounts, TimedReport};
 
 use std::any::Any;
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::path::{Path, PathBuf};
 
 use crate::cache::lru::Lru;
@@ -49,7 +53,7 @@ use crate::sched::cscan::CScan;
 use crate::sched::Scheduler;
 use crate::error::{ConfigError, Error};
 use crate::layer::Layer;
-use crate::metrics::{Granularity, ProbeConfig};
+use crate::metrics::{FirstReference, Granularity, ProbeConfig};
 use crate::trace::background::BackgroundReader;
 use crate::trace::devices::{DenseDevices, DeviceTable, KeySpace};
 use crate::trace::{Format, ReaderOptions, TraceReader};
@@ -98,9 +102,11 @@ type StackLane = (Option<u32>, Box<dyn Scheduler>, Vec<Box<dyn Layer>>, BuiltDev
 pub struct TimedRun {
     config: StackConfig,
     engine: StackEngine,
-    /// The locality probes `config.locality` installed, by boundary (shared with the engine's
-    /// observer list, which notifies them).
-    probes: Option<[SharedProbe; 4]>,
+    /// The locality probes `config.locality` installed, one member per boundary in
+    /// [`Boundary::ALL`]'s order (shared with the engine's observer list, which notifies them).
+    probes: Option<Rc<RefCell<ProbeSet>>>,
+    /// The per-request device probe `config.device_request_locality` installed.
+    request_probe: Option<SharedProbe>,
     /// The engine's dense device numbers and the trace's ids they stand for; the ids a device
     /// map names are numbered first, in the map's order, so its lanes know their numbers.
     devices: DeviceTable,
@@ -206,14 +212,26 @@ impl TimedRun {
         };
         let mut engine = Self::engine(settings, policy, prefetcher, lanes);
         let probes = config.locality.then(|| {
-            Boundary::ALL.map(|b| {
-                let probe = SharedProbe::new(ProbeConfig { granularity: Granularity::Bytes(config.page_size), ..Default::default() });
-                with_engine!(&mut engine, e => e.add_observer(b, Box::new(probe.clone())));
-                probe
-            })
+            let set = Rc::new(RefCell::new(ProbeSet::new(ProbeConfig { granularity: Granularity::Bytes(config.page_size), ..Default::default() }, Boundary::ALL.len())));
+            for (member, b) in Boundary::ALL.into_iter().enumerate() {
+                with_engine!(&mut engine, e => e.add_observer(b, Box::new(SetMember { set: set.clone(), member })));
+            }
+            set
         });
+        let request_probe = match &config.device_request_locality {
+            None => None,
+            Some(_) if !config.locality => {
+                return Err(ConfigError::new("--device-request-locality", "adds a probe to the locality probes, which `locality = false` (--no-locality) turns off"));
+            }
+            Some(rule) => {
+                let first_reference = rule.trim().parse::<FirstReference>().map_err(|m| ConfigError::new("--device-request-locality", m))?;
+                let probe = SharedProbe::new(ProbeConfig { granularity: Granularity::Object, first_reference, ..Default::default() });
+                with_engine!(&mut engine, e => e.add_observer(Boundary::Device, Box::new(probe.clone())));
+                Some(probe)
+            }
+        };
         with_engine!(&mut engine, e => e.set_device_ids(table.clone()));
-        let mut run = TimedRun { config: config.clone(), engine, probes, devices: table, hints: hints.map(std::sync::Arc::new) };
+        let mut run = TimedRun { config: config.clone(), engine, probes, request_probe, devices: table, hints: hints.map(std::sync::Arc::new) };
         match (&config.redcap, &config.ada) {
             (None, Some(_)) => return Err(ConfigError::new("--ada", "ADA switches REDCAP on and off: give --redcap too (e.g. --redcap on)")),
             (Some(spec), None) => {
@@ -369,10 +387,10 @@ impl TimedRun {
 
     /// [`TimedRun::run`] over a reader whose devices are already numbered by this run's table.
     fn run_numbered(self, reader: &mut dyn TraceReader) -> Result<TimedReport, Error> {
-        let TimedRun { config, mut engine, probes, devices, .. } = self;
+        let TimedRun { config, mut engine, probes, request_probe, devices, .. } = self;
         with_engine!(&mut engine, e => {
             e.run(reader)?;
-            report(&config, &probes, &devices, e)
+            report(&config, &probes, request_probe.as_ref(), &devices, e)
         })
     }
 }
@@ -380,16 +398,22 @@ impl TimedRun {
 /// The report of engine `e` after its run of `config`'s stack.
 fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Device + ?Sized>(
     config: &StackConfig,
-    locality_probes: &Option<[SharedProbe; 4]>,
+    locality_probes: &Option<Rc<RefCell<ProbeSet>>>,
+    request_probe: Option<&SharedProbe>,
     table: &DeviceTable,
     e: &mut Engine<P, F, S, D>,
 ) -> Result<TimedReport, Error> {
     let mut probes = std::collections::BTreeMap::new();
-    let locality = locality_probes.as_ref().map(|[front, cache, sched, device]| BoundaryLocality {
-        front: front.report(),
-        cache: cache.report(),
-        sched: sched.report(),
-        device: device.report(),
+    let locality = locality_probes.as_ref().map(|set| {
+        let mut set = set.borrow_mut();
+        let [front, cache, sched, device] = set.reports() else { unreachable!("one member per boundary") };
+        BoundaryLocality {
+            front: front.clone(),
+            cache: cache.clone(),
+            sched: sched.clone(),
+            device: device.clone(),
+            device_per_request: request_probe.map(|p| p.report()),
+        }
     });
     for (b, o) in e.observers.iter_mut() {
         let v = o.finish().map_err(|m| Error::Io(std::io::Error::other(format!("{} boundary: {m}", b.name()))))?;

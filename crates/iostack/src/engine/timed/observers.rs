@@ -131,10 +131,18 @@ pub struct ProbeThread {
     state: ProbeState,
 }
 
+/// What the engine's thread sends a probe's thread.
+enum ToProbe {
+    /// Requests to measure, in order.
+    Batch(Vec<Request>),
+    /// Send a copy of the probe as it is after the batches before (see [`ProbeThread::fork`]).
+    Fork(SyncSender<LocalityProbe>),
+}
+
 enum ProbeState {
     Running {
         batch: Vec<Request>,
-        to_probe: SyncSender<Vec<Request>>,
+        to_probe: SyncSender<ToProbe>,
         /// Emptied batches coming back for reuse.
         recycled: Receiver<Vec<Request>>,
         thread: JoinHandle<LocalityProbe>,
@@ -145,20 +153,68 @@ enum ProbeState {
 
 impl ProbeThread {
     pub fn new(config: ProbeConfig) -> ProbeThread {
-        let (to_probe, batches) = sync_channel::<Vec<Request>>(IN_FLIGHT);
+        Self::start(move || LocalityProbe::new(config), || LocalityProbe::new(config))
+    }
+
+    /// A probe thread that measures on from where `self` is now: its probe starts as a copy of
+    /// `self`'s after every request `self` observed so far (copied on `self`'s thread, in order,
+    /// so the engine's thread does not wait for it).
+    pub fn fork(&mut self) -> ProbeThread {
+        match &mut self.state {
+            ProbeState::Running { batch, to_probe, recycled, .. } => {
+                let next = recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                let pending = std::mem::replace(batch, next);
+                let (send_copy, copy) = sync_channel::<LocalityProbe>(1);
+                if to_probe.send(ToProbe::Batch(pending)).is_err() || to_probe.send(ToProbe::Fork(send_copy)).is_err() {
+                    self.join();
+                    return self.fork();
+                }
+                // If the copy never comes (the source's thread panicked), the source's join
+                // raises that panic; this probe then measures from empty, which nobody reads.
+                let empty = || LocalityProbe::new(ProbeConfig::default());
+                let source = to_probe.clone();
+                Self::start(move || copy.recv().unwrap_or_else(|_| empty()), move || {
+                    // No thread: ask again, and wait here for the copy (the first request for
+                    // it went with the closure that could not start).
+                    let (send_copy, copy) = sync_channel::<LocalityProbe>(1);
+                    match source.send(ToProbe::Fork(send_copy)) {
+                        Ok(()) => copy.recv().unwrap_or_else(|_| empty()),
+                        Err(_) => empty(),
+                    }
+                })
+            }
+            ProbeState::Inline(p) => {
+                let copy = p.clone();
+                let fallback = p.clone();
+                Self::start(move || copy, move || fallback)
+            }
+        }
+    }
+
+    /// Starts a thread measuring from the probe `first` makes on it; `inline` makes the probe
+    /// where no thread can be started.
+    fn start(first: impl FnOnce() -> LocalityProbe + Send + 'static, inline: impl FnOnce() -> LocalityProbe) -> ProbeThread {
+        let (to_probe, messages) = sync_channel::<ToProbe>(IN_FLIGHT);
         let (give_back, recycled) = channel::<Vec<Request>>();
         let spawned = std::thread::Builder::new().name("iostack-probe".into()).spawn(move || {
-            let mut probe = LocalityProbe::new(config);
-            for mut batch in batches {
-                probe.observe_batch(&batch);
-                batch.clear();
-                let _ = give_back.send(batch);
+            let mut probe = first();
+            for message in messages {
+                match message {
+                    ToProbe::Batch(mut batch) => {
+                        probe.observe_batch(&batch);
+                        batch.clear();
+                        let _ = give_back.send(batch);
+                    }
+                    ToProbe::Fork(to) => {
+                        let _ = to.send(probe.clone());
+                    }
+                }
             }
             probe
         });
         let state = match spawned {
             Ok(thread) => ProbeState::Running { batch: Vec::with_capacity(BATCH), to_probe, recycled, thread },
-            Err(_) => ProbeState::Inline(LocalityProbe::new(config)),
+            Err(_) => ProbeState::Inline(inline()),
         };
         ProbeThread { state }
     }
@@ -171,7 +227,7 @@ impl ProbeThread {
                 if batch.len() == BATCH {
                     let next = recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
                     let full = std::mem::replace(batch, next);
-                    if to_probe.send(full).is_err() {
+                    if to_probe.send(ToProbe::Batch(full)).is_err() {
                         // The thread is gone (it panicked): joining it raises its panic here.
                         self.join();
                     }
@@ -183,10 +239,11 @@ impl ProbeThread {
         }
     }
 
-    /// The probe, once every request observed so far is measured (the thread, if any, ends).
-    pub fn probe(&mut self) -> &LocalityProbe {
+    /// The probe, once every request observed so far is measured (the thread, if any, ends;
+    /// later requests are measured inline).
+    pub fn probe(&mut self) -> &mut LocalityProbe {
         self.join();
-        match &self.state {
+        match &mut self.state {
             ProbeState::Inline(p) => p,
             ProbeState::Running { .. } => unreachable!("joined above"),
         }
@@ -196,7 +253,7 @@ impl ProbeThread {
         let state = std::mem::replace(&mut self.state, ProbeState::Inline(LocalityProbe::new(ProbeConfig::default())));
         self.state = match state {
             ProbeState::Running { batch, to_probe, recycled, thread } => {
-                let _ = to_probe.send(batch);
+                let _ = to_probe.send(ToProbe::Batch(batch));
                 drop(to_probe);
                 drop(recycled);
                 match thread.join() {

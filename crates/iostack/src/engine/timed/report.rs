@@ -437,7 +437,13 @@ pub struct BoundaryLocality {
     pub front: LocalityReport,
     pub cache: LocalityReport,
     pub sched: LocalityReport,
+    /// At the device, per 4 KiB block (in units of the page size).
     pub device: LocalityReport,
+    /// At the device, per disk request (one reference per request, keyed by its start; positions
+    /// for block distance in 4 KiB blocks), when `device_request_locality` asks for it; absent
+    /// otherwise. Its `granularity` is `object` and its `references` equal its `requests`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_per_request: Option<LocalityReport>,
 }
 
 impl BoundaryLocality {
@@ -509,8 +515,9 @@ impl TimedReport {
         if let Some(l) = &self.locality {
             let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
             let _ = writeln!(s, "locality  boundary  references  stack affinity mean/median  block affinity mean/median");
-            for (b, r) in l.iter() {
-                let _ = writeln!(s, "          {:<8}  {:>10}  {:>12} / {:<12}  {:>12} / {}", b.name(), r.references,
+            let rows = l.iter().map(|(b, r)| (b.name(), r)).chain(l.device_per_request.as_ref().map(|r| ("device per request", r)));
+            for (name, r) in rows {
+                let _ = writeln!(s, "          {:<8}  {:>10}  {:>12} / {:<12}  {:>12} / {}", name, r.references,
                     f(r.stack_affinity.mean), f(r.stack_affinity.median), f(r.block_affinity.mean), f(r.block_affinity.median));
             }
         }
