@@ -22,7 +22,11 @@
 //!
 //! The rules are evaluated whenever a request arrives or completes, scanning the waiting queue in
 //! arrival order; a blocked request does not block later eligible ones, and the requests moved keep
-//! their order. A request's *service time* runs from its insertion into the scheduler queue to its
+//! their order. Every rule looks only at the request's own process, so the waiting queue is kept
+//! as one arrival-ordered queue per process and the requests each moves are put back in global
+//! arrival order before they enter the scheduler: the same moves as one scan of a single queue,
+//! at a cost that does not grow with the number of requests waiting (a virtual disk slower than
+//! the real one, e.g. the size-blind table, accumulates many). A request's *service time* runs from its insertion into the scheduler queue to its
 //! completion (K5: the time in the waiting queue is left out, which keeps a slower simulated system
 //! from running up unbounded queueing delay); its *I/O time* is its share, by blocks, of the table
 //! time of the dispatched request that served it (the scheduler may merge copies).
@@ -31,7 +35,9 @@
 //! wake-ups) up to a time, and every arrival first advances to the arrival time. It never feeds
 //! back into the real system; callers read what completed with [`VirtualDisk::take_completed`].
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::device::table::{Head, TableModel};
 use crate::device::SECTOR;
@@ -79,9 +85,15 @@ struct Pending {
     req: VirtualRequest,
     arrival_ns: u64,
     queued_ns: u64,
-    /// Serial of the parent's request this one must wait for (R4), if any.
-    after_serial: Option<u64>,
     serial: u64,
+}
+
+/// One process's requests in the waiting queue, in arrival order.
+#[derive(Debug, Default)]
+struct ProcWaiting {
+    items: VecDeque<Pending>,
+    /// Writes among `items` (a write may move past a blocked read).
+    writes: usize,
 }
 
 /// Process-tree state for R4.
@@ -89,7 +101,8 @@ struct Pending {
 struct ProcState {
     /// Sync reads of this process in the process queue (scheduler or service).
     sync_in_flight: u32,
-    /// R4: this process may not start before its parent's request of this serial is served.
+    /// R4: none of this process's requests moves before its parent's request of this serial is
+    /// served.
     start_after: Option<u64>,
     /// R4: the process waits for these children to exit before any new request moves.
     waiting_for: Vec<u32>,
@@ -152,7 +165,9 @@ pub struct VirtualDisk {
     clock: u64,
     next_serial: u64,
     shared: VecDeque<Pending>,
-    waiting: Vec<Pending>,
+    /// The waiting queue, per process (by pid, so that scans are deterministic).
+    waiting: BTreeMap<u32, ProcWaiting>,
+    waiting_len: usize,
     /// Requests in the scheduler or in service, by serial.
     process_queue: HashMap<u64, Pending>,
     matcher: PartMatcher<u64>,
@@ -175,10 +190,11 @@ impl VirtualDisk {
             clock: 0,
             next_serial: 0,
             shared: VecDeque::new(),
-            waiting: Vec::new(),
-            process_queue: HashMap::new(),
+            waiting: BTreeMap::new(),
+            waiting_len: 0,
+            process_queue: HashMap::default(),
             matcher: PartMatcher::default(),
-            procs: HashMap::new(),
+            procs: HashMap::default(),
             unserved: Default::default(),
             in_service: None,
             completed: Vec::new(),
@@ -196,7 +212,7 @@ impl VirtualDisk {
 
     /// Requests not yet completed (shared, waiting, scheduler, service).
     pub fn outstanding(&self) -> usize {
-        self.shared.len() + self.waiting.len() + self.process_queue.len()
+        self.shared.len() + self.waiting_len + self.process_queue.len()
     }
 
     /// The virtual disk's time.
@@ -209,7 +225,9 @@ impl VirtualDisk {
     pub fn fork(&mut self, parent: u32, child: u32, waits: bool) {
         let after = self.procs.get(&parent).and_then(|p| p.last_serial);
         let c = self.procs.entry(child).or_default();
-        c.start_after = after;
+        if !c.started {
+            c.start_after = after;
+        }
         if waits {
             self.procs.entry(parent).or_default().waiting_for.push(child);
         }
@@ -230,11 +248,10 @@ impl VirtualDisk {
         let serial = self.next_serial;
         self.next_serial += 1;
         let st = self.procs.entry(req.pid).or_default();
-        let after_serial = if st.started { None } else { st.start_after };
         st.started = true;
         st.last_serial = Some(serial);
         self.unserved.insert(serial);
-        self.shared.push_back(Pending { req, arrival_ns: now_ns, queued_ns: 0, after_serial, serial });
+        self.shared.push_back(Pending { req, arrival_ns: now_ns, queued_ns: 0, serial });
         self.step();
     }
 
@@ -292,41 +309,70 @@ impl VirtualDisk {
         self.dispatch();
     }
 
-    /// The move rules R1-R4, scanning the waiting queue in arrival order.
+    /// The move rules R1-R4, scanning each process's waiting requests in arrival order; the
+    /// requests moved enter the scheduler in global arrival order.
     fn move_waiting(&mut self) {
-        self.waiting.extend(self.shared.drain(..));
-        let mut i = 0;
-        // Per process, whether a sync read of it was passed over (blocked) earlier in this scan.
-        let mut sync_ahead: HashMap<u32, bool> = HashMap::new();
-        while i < self.waiting.len() {
-            let p = self.waiting[i];
-            let pid = p.req.pid;
-            let (sync_in_flight, parent_waits) = self.procs.get(&pid).map_or((0, false), |st| (st.sync_in_flight, !st.waiting_for.is_empty()));
-            let blocked_by_tree = parent_waits || p.after_serial.is_some_and(|s| self.unserved.contains(&s));
-            let ahead = sync_ahead.get(&pid).copied().unwrap_or(false);
-            let eligible = !blocked_by_tree
-                && match (p.req.op, p.req.sync) {
-                    (Op::Write, _) => true,
-                    (_, true) => !ahead && sync_in_flight == 0,
-                    (_, false) => !ahead,
-                };
-            if eligible {
-                let mut p = self.waiting.remove(i);
-                p.queued_ns = self.clock;
-                self.enqueue(p);
-            } else {
-                if p.req.op != Op::Write && p.req.sync {
-                    sync_ahead.insert(pid, true);
-                }
-                i += 1;
+        for p in self.shared.drain(..) {
+            let q = self.waiting.entry(p.req.pid).or_default();
+            q.writes += (p.req.op == Op::Write) as usize;
+            q.items.push_back(p);
+            self.waiting_len += 1;
+        }
+        let mut moved: Vec<Pending> = Vec::new();
+        for (pid, q) in self.waiting.iter_mut() {
+            let st = self.procs.entry(*pid).or_default();
+            // R4: a child before its parent's last request is served, a parent waiting for a child.
+            if !st.waiting_for.is_empty() || st.start_after.is_some_and(|s| self.unserved.contains(&s)) {
+                continue;
             }
+            st.start_after = None;
+            // Whether a synchronous read of this process was passed over earlier in the scan:
+            // from then on only writes move (R2, R3).
+            let mut sync_ahead = false;
+            let mut writes_left = q.writes;
+            let mut i = 0;
+            while i < q.items.len() {
+                if sync_ahead && writes_left == 0 {
+                    break;
+                }
+                let r = q.items[i].req;
+                let eligible = match (r.op, r.sync) {
+                    (Op::Write, _) => true,
+                    (_, true) => !sync_ahead && st.sync_in_flight == 0,
+                    (_, false) => !sync_ahead,
+                };
+                if r.op == Op::Write {
+                    writes_left -= 1;
+                }
+                if eligible {
+                    let p = q.items.remove(i).expect("in range");
+                    if r.op == Op::Write {
+                        q.writes -= 1;
+                    } else if r.sync {
+                        st.sync_in_flight += 1;
+                    }
+                    moved.push(p);
+                } else {
+                    sync_ahead |= r.op != Op::Write && r.sync;
+                    i += 1;
+                }
+            }
+        }
+        if moved.is_empty() {
+            return;
+        }
+        self.waiting.retain(|_, q| !q.items.is_empty());
+        self.waiting_len -= moved.len();
+        moved.sort_unstable_by_key(|p| p.serial);
+        for mut p in moved {
+            p.queued_ns = self.clock;
+            self.enqueue(p);
         }
     }
 
+    /// Puts a moved request in the scheduler and the process queue (its process's
+    /// `sync_in_flight` is already counted).
     fn enqueue(&mut self, p: Pending) {
-        if p.req.op != Op::Write && p.req.sync {
-            self.procs.entry(p.req.pid).or_default().sync_in_flight += 1;
-        }
         let r = p.req;
         self.matcher.add(r.op, r.block, r.blocks, p.serial);
         self.process_queue.insert(p.serial, p);
@@ -404,6 +450,13 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
+    /// The ids in the waiting queue, in arrival order.
+    fn waiting_ids(vd: &VirtualDisk) -> Vec<u64> {
+        let mut v: Vec<(u64, u64)> = vd.waiting.values().flat_map(|q| q.items.iter().map(|p| (p.serial, p.req.id))).collect();
+        v.sort_unstable();
+        v.into_iter().map(|(_, id)| id).collect()
+    }
+
     #[test]
     fn r1_writes_move_at_once() {
         let mut vd = disk(1);
@@ -437,9 +490,9 @@ mod tests {
         // (not dispatched) when its second arrives.
         vd.submit(read(0, 2, 500, false), 0);
         vd.submit(read(1, 1, 0, true), 0);
-        assert_eq!(vd.waiting.len(), 0);
+        assert_eq!(vd.waiting_len, 0);
         vd.submit(read(2, 1, 50, true), 10);
-        assert_eq!(vd.waiting.len(), 1, "held while the first is in the scheduler");
+        assert_eq!(vd.waiting_len, 1, "held while the first is in the scheduler");
         vd.drain();
         assert_eq!(done(&mut vd), vec![(0, 0, MS), (1, 0, 2 * MS), (2, 2 * MS, 3 * MS)]);
     }
@@ -450,11 +503,11 @@ mod tests {
         vd.submit(read(0, 1, 0, true), 0);
         // An async read of the same process goes in even with its sync read in the scheduler...
         vd.submit(read(1, 1, 100, false), 0);
-        assert_eq!(vd.waiting.len(), 0);
+        assert_eq!(vd.waiting_len, 0);
         // ...but not past a sync read of its process that waits ahead of it (R3).
         vd.submit(read(2, 1, 200, true), 0);
         vd.submit(read(3, 1, 300, false), 0);
-        assert_eq!(vd.waiting.iter().map(|p| p.req.id).collect::<Vec<_>>(), vec![2, 3]);
+        assert_eq!(waiting_ids(&vd), vec![2, 3]);
         // A sync read may enter while an async read of its process is in the scheduler.
         vd.drain();
         let c = done(&mut vd);
@@ -473,11 +526,11 @@ mod tests {
         vd.fork(1, 7, true);
         // The child's first request waits for the parent's request 1 to be served.
         vd.submit(read(2, 7, 200, false), 0);
-        assert_eq!(vd.waiting.len(), 1);
+        assert_eq!(vd.waiting_len, 1);
         // The parent waits for the child: its new request is held until the exit.
         vd.submit(read(3, 1, 300, false), 0);
         vd.advance(2 * MS);
-        assert_eq!(vd.waiting.iter().map(|p| p.req.id).collect::<Vec<_>>(), vec![3], "child moved once request 1 was served");
+        assert_eq!(waiting_ids(&vd), vec![3], "child moved once request 1 was served");
         vd.advance(3 * MS);
         vd.exit(7, 10 * MS);
         vd.drain();
