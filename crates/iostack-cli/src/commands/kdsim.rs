@@ -94,18 +94,7 @@ fn accuracy_cmd(a: AccuracyArgs, out: &Output) -> anyhow::Result<()> {
         table.save(p)?;
     }
     if a.json {
-        let v = serde_json::json!({
-            "trace": a.trace.display().to_string(),
-            "device": report.resolved["device"],
-            "sched": report.resolved["sched"],
-            "table": a.table.as_ref().map(|p| p.display().to_string()),
-            "size_blind": a.size_blind,
-            "window": result.window,
-            "requests": result.requests,
-            "trained_cells": result.trained_cells,
-            "windows": result.windows,
-            "mean_abs_diff_pct": result.mean_abs_diff_pct,
-        });
+        let v = accuracy::report_json(&a.trace, &report, &acc, &result);
         return out.print(&(serde_json::to_string_pretty(&v)? + "\n"));
     }
     let mut text = format!(

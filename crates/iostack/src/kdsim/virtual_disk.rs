@@ -239,7 +239,7 @@ impl VirtualDisk {
         for p in self.procs.values_mut() {
             p.waiting_for.retain(|&c| c != pid);
         }
-        self.step();
+        self.move_waiting();
     }
 
     /// A copy arrives at `now_ns` (non-decreasing).
@@ -252,10 +252,15 @@ impl VirtualDisk {
         st.last_serial = Some(serial);
         self.unserved.insert(serial);
         self.shared.push_back(Pending { req, arrival_ns: now_ns, queued_ns: 0, serial });
-        self.step();
+        self.move_waiting();
     }
 
     /// Runs the disk's events up to `t`.
+    ///
+    /// An idle disk starts its next request at an instant only once that instant is over (when the
+    /// disk is advanced past it), so that every copy arriving at the same time is in the scheduler
+    /// first and can be merged, as the real scheduler merges the runs the page cache hands it
+    /// together (e.g. the demand block and the readahead block of one 8 KiB read).
     pub fn advance(&mut self, t: u64) {
         loop {
             if let Some(s) = &self.in_service {
@@ -264,35 +269,40 @@ impl VirtualDisk {
                 }
                 self.clock = s.finish_ns;
                 self.complete();
-                self.step();
+                self.move_waiting();
                 continue;
             }
-            // Idle with requests held back by the scheduler: its wake-up.
+            if self.sched.queued() == 0 || self.clock >= t {
+                break;
+            }
+            if self.dispatch() {
+                continue;
+            }
+            // Requests held back by the scheduler: its wake-up, if it falls before `t`.
             match self.sched.wake_at() {
-                Some(w) if self.sched.queued() > 0 && w <= t && w > self.clock => {
-                    self.clock = w;
-                    self.dispatch();
-                }
+                Some(w) if w > self.clock && w < t => self.clock = w,
                 _ => break,
             }
         }
         self.clock = self.clock.max(t);
     }
 
-    /// Runs until every request has completed (the end of a run).
+    /// Runs until every request that can complete has (the end of a run).
     pub fn drain(&mut self) {
-        let mut guard = 0u64;
-        while self.outstanding() > 0 {
+        loop {
             let next = match &self.in_service {
                 Some(s) => s.finish_ns,
-                None => match self.sched.wake_at() {
-                    Some(w) if self.sched.queued() > 0 => w.max(self.clock + 1),
-                    _ => break,
+                None if self.sched.queued() > 0 => match self.sched.wake_at() {
+                    Some(w) if w > self.clock => w + 1,
+                    _ => self.clock + 1,
                 },
+                None => break,
             };
+            let before = (self.outstanding(), self.in_service.is_some());
             self.advance(next);
-            guard += 1;
-            if guard > 1 << 40 {
+            let stuck = self.in_service.is_none() && (self.outstanding(), false) == before;
+            if stuck && self.sched.wake_at().map_or(true, |w| w <= self.clock) {
+                // A scheduler holding requests with no wake-up: nothing more can happen.
                 break;
             }
         }
@@ -301,12 +311,6 @@ impl VirtualDisk {
     /// What completed since the last call, in completion order.
     pub fn take_completed(&mut self) -> Vec<VirtualCompletion> {
         std::mem::take(&mut self.completed)
-    }
-
-    /// Moves eligible requests and starts service if the disk is idle.
-    fn step(&mut self) {
-        self.move_waiting();
-        self.dispatch();
     }
 
     /// The move rules R1-R4, scanning each process's waiting requests in arrival order; the
@@ -389,16 +393,18 @@ impl VirtualDisk {
         self.sched.add(io, self.clock);
     }
 
-    fn dispatch(&mut self) {
+    /// Starts the scheduler's next request if the disk is idle; whether one started.
+    fn dispatch(&mut self) -> bool {
         if self.in_service.is_some() || self.sched.queued() == 0 {
-            return;
+            return false;
         }
-        let Some(req) = self.sched.dispatch(self.clock) else { return };
+        let Some(req) = self.sched.dispatch(self.clock) else { return false };
         let sectors_per_page = self.page_bytes / SECTOR;
         let d = self.head.advance(req.block * sectors_per_page, req.blocks as u64 * sectors_per_page);
         let io_ns = self.table.estimate(req.op, req.blocks as u64 * self.page_bytes, d);
         let parts = self.matcher.take(req.op, req.block, req.blocks);
         self.in_service = Some(InService { req, io_ns, finish_ns: self.clock + io_ns, parts });
+        true
     }
 
     fn complete(&mut self) {
@@ -554,6 +560,22 @@ mod tests {
         let io: Vec<f64> = c[1..].iter().map(|c| c.io_ns).collect();
         assert!((io[0] - 2.0 * io[1]).abs() < 1e-6, "{io:?}");
         assert_eq!(c[1].finish_ns, c[2].finish_ns);
+    }
+
+    /// An idle disk starts service only when the instant of an arrival is over: the demand block
+    /// and the readahead block of one read, handed over together, are served as one request (as
+    /// the real scheduler merges them); a copy arriving later is not merged into a request that
+    /// already started.
+    #[test]
+    fn copies_of_one_instant_merge_on_an_idle_disk() {
+        let mut vd = disk(8);
+        vd.submit(read(0, 1, 10, true), 5 * MS);
+        vd.submit(read(1, 1, 11, false), 5 * MS);
+        vd.submit(read(2, 1, 12, false), 5 * MS + 1);
+        vd.drain();
+        let c = vd.take_completed();
+        assert_eq!(c.iter().map(|c| (c.id, c.queued_ns, c.finish_ns)).collect::<Vec<_>>(), vec![(0, 5 * MS, 6 * MS), (1, 5 * MS, 6 * MS), (2, 5 * MS + 1, 7 * MS)]);
+        assert!((c[0].io_ns - c[1].io_ns).abs() < 1e-6 && (c[0].io_ns + c[1].io_ns - MS as f64).abs() < 1e-6);
     }
 
     #[test]

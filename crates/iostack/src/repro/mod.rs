@@ -12,7 +12,9 @@ pub mod affinity_extremes;
 pub mod dulo_sensitivity;
 pub mod dulo_table1;
 pub mod dulo_trends;
+pub mod kdsim_accuracy;
 pub mod prefetch_cache;
+pub mod redcap_patterns;
 pub mod split_experiment;
 pub mod split_tables;
 
@@ -248,6 +250,8 @@ pub static REPROS: &[ReproInfo] = &[
     affinity_extremes::INFO,
     acfs_fig1::INFO,
     affinity_disk_size::INFO,
+    kdsim_accuracy::INFO,
+    redcap_patterns::INFO,
 ];
 
 /// The status table of `docs/reproductions.md`: one row per report, with how many checks agree
