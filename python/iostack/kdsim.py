@@ -100,6 +100,7 @@ def kdsim_accuracy(
         "policy": str(policy),
         "prefetch": str(prefetch),
         "max_request": str(max_request),
+        "locality": False,
     }
     out = json.loads(
         _core.kdsim_accuracy(
@@ -114,8 +115,9 @@ def kdsim_accuracy(
         )
     )
     columns = ["start", "requests", "vd_ms", "rd_ms", "diff_pct"]
-    windows = frame_of(out["windows"], frame)
-    if len(out["windows"]) == 0:
+    if out["windows"]:
+        windows = frame_of([{c: w[c] for c in columns} for w in out["windows"]], frame)
+    else:
         windows = frame_of([{c: None for c in columns}], frame).head(0)
     out["windows"] = windows
     return out

@@ -83,6 +83,8 @@ fn accuracy_cmd(a: AccuracyArgs, out: &Output) -> anyhow::Result<()> {
         policy: a.policy.clone(),
         prefetch: a.prefetch.clone(),
         max_request: a.max_request.clone(),
+        // The report has no locality section: the probes would only cost time.
+        locality: false,
         ..Default::default()
     };
     let acc = AccuracyConfig { table: a.table.clone(), window: a.window, size_blind: a.size_blind, values_per_cell: a.values_per_cell };

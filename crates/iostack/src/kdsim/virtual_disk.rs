@@ -543,6 +543,24 @@ mod tests {
         assert_eq!(done(&mut vd), vec![(0, 0, MS), (1, 0, 2 * MS), (2, 2 * MS, 3 * MS), (3, 10 * MS, 11 * MS)]);
     }
 
+    /// R4 holds every request of the child, not only its first: a write or an asynchronous read
+    /// the child issues next waits too; a child that does not wait is not waited for.
+    #[test]
+    fn r4_holds_all_of_a_new_childs_requests() {
+        let mut vd = disk(1);
+        vd.submit(read(0, 1, 0, true), 0);
+        vd.fork(1, 8, false);
+        vd.submit(read(1, 8, 100, false), 0);
+        vd.submit(VirtualRequest { id: 2, pid: 8, op: Op::Write, block: 300, blocks: 1, sync: false }, 0);
+        vd.submit(read(3, 8, 200, false), 0);
+        assert_eq!(waiting_ids(&vd), vec![1, 2, 3], "every request of the child waits for the parent's request 0");
+        // The parent did not wait: its next request moves at once (R2: after its sync read 0).
+        vd.submit(read(4, 1, 400, false), 0);
+        assert_eq!(waiting_ids(&vd), vec![1, 2, 3]);
+        vd.drain();
+        assert_eq!(done(&mut vd), vec![(0, 0, MS), (4, 0, 2 * MS), (1, MS, 3 * MS), (2, MS, 4 * MS), (3, MS, 5 * MS)]);
+    }
+
     #[test]
     fn merged_copies_share_the_io_time_by_blocks() {
         let mut vd = disk(8);
