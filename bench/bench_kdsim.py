@@ -12,7 +12,7 @@ times so that both see the same machine load:
   fed a copy of every request, its table (trained first by ``iostack kdsim train``) updated from
   every real service time, and the per-window sums.
 
-Prints each run's wall time, the best of each side and their ratio (with / without; the target is
+Prints each run's wall and CPU time, the best of each side and their ratio (with / without; the target is
 <= 2), and the median and range of the ratio within each back-to-back pair. Exits non-zero if
 the two commands disagree on the real device's busy time (the virtual disk must not change the
 real run).
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import statistics
 import subprocess
@@ -33,10 +34,16 @@ import tempfile
 import time
 
 
-def timed(cmd: list[str]) -> tuple[float, dict]:
-    t0 = time.perf_counter()
+def child_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd: list[str]) -> tuple[float, float, dict]:
+    """Wall time, CPU time (all threads) and JSON output of a command."""
+    c0, t0 = child_cpu(), time.perf_counter()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    return time.perf_counter() - t0, json.loads(out)
+    return time.perf_counter() - t0, child_cpu() - c0, json.loads(out)
 
 
 def main() -> int:
@@ -63,17 +70,18 @@ def main() -> int:
         stack = ["--device", a.device, "--sched", a.sched, "--cache", a.cache, "--policy", "lru", "--prefetch", "linux", "--max-request", "128KiB"]
         without_cmd = [exe, "run", trace, *stack, "--no-locality", "--json"]
         with_cmd = [exe, "kdsim", "accuracy", trace, *stack, "--table", table, "--json"]
-        base, vd, ratios = [], [], []
+        base, vd, ratios, cpu = [], [], [], []
         busy = None
         for i in range(a.repeat):
-            t0, rep = timed(without_cmd)
-            t1, acc = timed(with_cmd)
+            t0, c0, rep = timed(without_cmd)
+            t1, c1, acc = timed(with_cmd)
             base.append(t0)
             vd.append(t1)
             ratios.append(t1 / t0)
+            cpu.append((c0, c1))
             rd_ms = sum(w["rd_ms"] for w in acc["windows"])
             busy = rep["device_busy_ns"] / 1e6
-            print(f"run {i + 1}: without {t0:.2f} s, with the virtual disk {t1:.2f} s (ratio {t1 / t0:.2f}); "
+            print(f"run {i + 1}: without {t0:.2f} s ({c0:.2f} s CPU), with the virtual disk {t1:.2f} s ({c1:.2f} s CPU) (ratio {t1 / t0:.2f}); "
                   f"{acc['requests']} requests in {len(acc['windows'])} windows, mean |diff| {acc['mean_abs_diff_pct']:.3f} %")
             if abs(rd_ms - busy) > 1e-6 * max(busy, 1.0) + 1e-3:
                 print(f"the real device's busy time differs: {busy:.3f} ms without, {rd_ms:.3f} ms summed over the windows", file=sys.stderr)
@@ -81,6 +89,8 @@ def main() -> int:
         print(f"AIR, {a.processes} processes, files of {a.file_size}, LKR {a.lkr_files} files; {a.device}, {a.sched}")
         print(f"best: without {min(base):.2f} s, with the virtual disk {min(vd):.2f} s, ratio {min(vd) / min(base):.2f} (target <= 2)")
         print(f"ratio per pair: median {statistics.median(ratios):.2f}, range {min(ratios):.2f}-{max(ratios):.2f}")
+        cpu_ratio = min(c for _, c in cpu) / min(c for c, _ in cpu)
+        print(f"CPU time (all threads), best: without {min(c for c, _ in cpu):.2f} s, with {min(c for _, c in cpu):.2f} s, ratio {cpu_ratio:.2f}")
     return 0
 
 

@@ -168,6 +168,11 @@ pub struct VirtualDisk {
     /// The waiting queue, per process (by pid, so that scans are deterministic).
     waiting: BTreeMap<u32, ProcWaiting>,
     waiting_len: usize,
+    /// Processes whose waiting requests may have become movable since the last scan: without
+    /// process events a process's moves depend only on its own arrivals and completions.
+    dirty: Vec<u32>,
+    /// Whether a process event (R4) was ever seen: then every scan looks at every process.
+    forked: bool,
     /// Requests in the scheduler or in service, by serial.
     process_queue: HashMap<u64, Pending>,
     matcher: PartMatcher<u64>,
@@ -192,6 +197,8 @@ impl VirtualDisk {
             shared: VecDeque::new(),
             waiting: BTreeMap::new(),
             waiting_len: 0,
+            dirty: Vec::new(),
+            forked: false,
             process_queue: HashMap::default(),
             matcher: PartMatcher::default(),
             procs: HashMap::default(),
@@ -223,6 +230,7 @@ impl VirtualDisk {
     /// R4: `child` is created by `parent` now (after every request `parent` has issued so far);
     /// with `waits`, the parent's new requests wait for the child's exit.
     pub fn fork(&mut self, parent: u32, child: u32, waits: bool) {
+        self.forked = true;
         let after = self.procs.get(&parent).and_then(|p| p.last_serial);
         let c = self.procs.entry(child).or_default();
         if !c.started {
@@ -321,10 +329,17 @@ impl VirtualDisk {
             q.writes += (p.req.op == Op::Write) as usize;
             q.items.push_back(p);
             self.waiting_len += 1;
+            self.dirty.push(p.req.pid);
         }
         let mut moved: Vec<Pending> = Vec::new();
-        for (pid, q) in self.waiting.iter_mut() {
-            let st = self.procs.entry(*pid).or_default();
+        let mut dirty = std::mem::take(&mut self.dirty);
+        dirty.sort_unstable();
+        dirty.dedup();
+        // Every process after a process event (R4 links processes), else the dirty ones.
+        let pids = if self.forked { self.waiting.keys().copied().collect() } else { dirty };
+        for pid in pids {
+            let Some(q) = self.waiting.get_mut(&pid) else { continue };
+            let st = self.procs.entry(pid).or_default();
             // R4: a child before its parent's last request is served, a parent waiting for a child.
             if !st.waiting_for.is_empty() || st.start_after.is_some_and(|s| self.unserved.contains(&s)) {
                 continue;
@@ -417,6 +432,7 @@ impl VirtualDisk {
                 if let Some(st) = self.procs.get_mut(&p.req.pid) {
                     st.sync_in_flight -= 1;
                 }
+                self.dirty.push(p.req.pid);
             }
             self.completed.push(VirtualCompletion {
                 id: p.req.id,
