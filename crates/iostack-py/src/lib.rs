@@ -18,6 +18,7 @@ use iostack::error::{Error, TraceError};
 use iostack::trace::{read_all, CsvMapping, Format, Op, ReaderOptions, Request};
 
 mod analyze;
+mod kdsim;
 mod policy;
 
 mod sweep;
@@ -345,6 +346,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<policy::PyAccess>()?;
     analyze::register(m)?;
     timed::register(m)?;
+    kdsim::register(m)?;
     sweep::register(m)?;
     Ok(())
 }

@@ -83,6 +83,8 @@ fn accuracy_cmd(a: AccuracyArgs, out: &Output) -> anyhow::Result<()> {
         policy: a.policy.clone(),
         prefetch: a.prefetch.clone(),
         max_request: a.max_request.clone(),
+        // The report has no locality section: the probes would only cost time.
+        locality: false,
         ..Default::default()
     };
     let acc = AccuracyConfig { table: a.table.clone(), window: a.window, size_blind: a.size_blind, values_per_cell: a.values_per_cell };
@@ -94,18 +96,7 @@ fn accuracy_cmd(a: AccuracyArgs, out: &Output) -> anyhow::Result<()> {
         table.save(p)?;
     }
     if a.json {
-        let v = serde_json::json!({
-            "trace": a.trace.display().to_string(),
-            "device": report.resolved["device"],
-            "sched": report.resolved["sched"],
-            "table": a.table.as_ref().map(|p| p.display().to_string()),
-            "size_blind": a.size_blind,
-            "window": result.window,
-            "requests": result.requests,
-            "trained_cells": result.trained_cells,
-            "windows": result.windows,
-            "mean_abs_diff_pct": result.mean_abs_diff_pct,
-        });
+        let v = accuracy::report_json(&a.trace, &report, &acc, &result);
         return out.print(&(serde_json::to_string_pretty(&v)? + "\n"));
     }
     let mut text = format!(

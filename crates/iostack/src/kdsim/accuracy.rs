@@ -293,6 +293,24 @@ pub fn run_with_table(
     Ok((report, result, handle.table()))
 }
 
+/// The JSON report of an accuracy run, as `iostack kdsim accuracy --json` prints it and
+/// `iostack.kdsim_accuracy` returns it: the run's `trace`, `device`, `sched`, `table`,
+/// `size_blind`, then `window`, `requests`, `trained_cells`, `windows` and `mean_abs_diff_pct`.
+pub fn report_json(trace: &std::path::Path, report: &crate::engine::timed::TimedReport, acc: &AccuracyConfig, result: &Accuracy) -> serde_json::Value {
+    serde_json::json!({
+        "trace": trace.display().to_string(),
+        "device": report.resolved["device"],
+        "sched": report.resolved["sched"],
+        "table": acc.table.as_ref().map(|p| p.display().to_string()),
+        "size_blind": acc.size_blind,
+        "window": result.window,
+        "requests": result.requests,
+        "trained_cells": result.trained_cells,
+        "windows": result.windows,
+        "mean_abs_diff_pct": result.mean_abs_diff_pct,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

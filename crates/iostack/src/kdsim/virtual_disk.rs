@@ -22,7 +22,11 @@
 //!
 //! The rules are evaluated whenever a request arrives or completes, scanning the waiting queue in
 //! arrival order; a blocked request does not block later eligible ones, and the requests moved keep
-//! their order. A request's *service time* runs from its insertion into the scheduler queue to its
+//! their order. Every rule looks only at the request's own process, so the waiting queue is kept
+//! as one arrival-ordered queue per process and the requests each moves are put back in global
+//! arrival order before they enter the scheduler: the same moves as one scan of a single queue,
+//! at a cost that does not grow with the number of requests waiting (a virtual disk slower than
+//! the real one, e.g. the size-blind table, accumulates many). A request's *service time* runs from its insertion into the scheduler queue to its
 //! completion (K5: the time in the waiting queue is left out, which keeps a slower simulated system
 //! from running up unbounded queueing delay); its *I/O time* is its share, by blocks, of the table
 //! time of the dispatched request that served it (the scheduler may merge copies).
@@ -31,7 +35,9 @@
 //! wake-ups) up to a time, and every arrival first advances to the arrival time. It never feeds
 //! back into the real system; callers read what completed with [`VirtualDisk::take_completed`].
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::device::table::{Head, TableModel};
 use crate::device::SECTOR;
@@ -79,9 +85,15 @@ struct Pending {
     req: VirtualRequest,
     arrival_ns: u64,
     queued_ns: u64,
-    /// Serial of the parent's request this one must wait for (R4), if any.
-    after_serial: Option<u64>,
     serial: u64,
+}
+
+/// One process's requests in the waiting queue, in arrival order.
+#[derive(Debug, Default)]
+struct ProcWaiting {
+    items: VecDeque<Pending>,
+    /// Writes among `items` (a write may move past a blocked read).
+    writes: usize,
 }
 
 /// Process-tree state for R4.
@@ -89,7 +101,8 @@ struct Pending {
 struct ProcState {
     /// Sync reads of this process in the process queue (scheduler or service).
     sync_in_flight: u32,
-    /// R4: this process may not start before its parent's request of this serial is served.
+    /// R4: none of this process's requests moves before its parent's request of this serial is
+    /// served.
     start_after: Option<u64>,
     /// R4: the process waits for these children to exit before any new request moves.
     waiting_for: Vec<u32>,
@@ -152,15 +165,14 @@ pub struct VirtualDisk {
     clock: u64,
     next_serial: u64,
     shared: VecDeque<Pending>,
-    /// The waiting queue, kept per process in arrival order (the rules judge a request only by
-    /// the requests of its own process ahead of it, so a scan need not visit the requests behind
-    /// a process's blocked synchronous read: a virtual disk lagging far behind stays cheap).
-    waiting: HashMap<u32, VecDeque<Pending>>,
+    /// The waiting queue, per process (by pid, so that scans are deterministic).
+    waiting: BTreeMap<u32, ProcWaiting>,
     waiting_len: usize,
-    /// Writes in the waiting queue, per process (they may move past a blocked read).
-    waiting_writes: HashMap<u32, usize>,
-    /// Scratch: requests moved by a scan.
-    moved: Vec<Pending>,
+    /// Processes whose waiting requests may have become movable since the last scan: without
+    /// process events a process's moves depend only on its own arrivals and completions.
+    dirty: Vec<u32>,
+    /// Whether a process event (R4) was ever seen: then every scan looks at every process.
+    forked: bool,
     /// Requests in the scheduler or in service, by serial.
     process_queue: HashMap<u64, Pending>,
     matcher: PartMatcher<u64>,
@@ -183,13 +195,13 @@ impl VirtualDisk {
             clock: 0,
             next_serial: 0,
             shared: VecDeque::new(),
-            waiting: HashMap::new(),
+            waiting: BTreeMap::new(),
             waiting_len: 0,
-            waiting_writes: HashMap::new(),
-            moved: Vec::new(),
-            process_queue: HashMap::new(),
+            dirty: Vec::new(),
+            forked: false,
+            process_queue: HashMap::default(),
             matcher: PartMatcher::default(),
-            procs: HashMap::new(),
+            procs: HashMap::default(),
             unserved: Default::default(),
             in_service: None,
             completed: Vec::new(),
@@ -218,9 +230,12 @@ impl VirtualDisk {
     /// R4: `child` is created by `parent` now (after every request `parent` has issued so far);
     /// with `waits`, the parent's new requests wait for the child's exit.
     pub fn fork(&mut self, parent: u32, child: u32, waits: bool) {
+        self.forked = true;
         let after = self.procs.get(&parent).and_then(|p| p.last_serial);
         let c = self.procs.entry(child).or_default();
-        c.start_after = after;
+        if !c.started {
+            c.start_after = after;
+        }
         if waits {
             self.procs.entry(parent).or_default().waiting_for.push(child);
         }
@@ -232,7 +247,7 @@ impl VirtualDisk {
         for p in self.procs.values_mut() {
             p.waiting_for.retain(|&c| c != pid);
         }
-        self.step();
+        self.move_waiting();
     }
 
     /// A copy arrives at `now_ns` (non-decreasing).
@@ -241,15 +256,19 @@ impl VirtualDisk {
         let serial = self.next_serial;
         self.next_serial += 1;
         let st = self.procs.entry(req.pid).or_default();
-        let after_serial = if st.started { None } else { st.start_after };
         st.started = true;
         st.last_serial = Some(serial);
         self.unserved.insert(serial);
-        self.shared.push_back(Pending { req, arrival_ns: now_ns, queued_ns: 0, after_serial, serial });
-        self.step();
+        self.shared.push_back(Pending { req, arrival_ns: now_ns, queued_ns: 0, serial });
+        self.move_waiting();
     }
 
     /// Runs the disk's events up to `t`.
+    ///
+    /// An idle disk starts its next request at an instant only once that instant is over (when the
+    /// disk is advanced past it), so that every copy arriving at the same time is in the scheduler
+    /// first and can be merged, as the real scheduler merges the runs the page cache hands it
+    /// together (e.g. the demand block and the readahead block of one 8 KiB read).
     pub fn advance(&mut self, t: u64) {
         loop {
             if let Some(s) = &self.in_service {
@@ -258,35 +277,40 @@ impl VirtualDisk {
                 }
                 self.clock = s.finish_ns;
                 self.complete();
-                self.step();
+                self.move_waiting();
                 continue;
             }
-            // Idle with requests held back by the scheduler: its wake-up.
+            if self.sched.queued() == 0 || self.clock >= t {
+                break;
+            }
+            if self.dispatch() {
+                continue;
+            }
+            // Requests held back by the scheduler: its wake-up, if it falls before `t`.
             match self.sched.wake_at() {
-                Some(w) if self.sched.queued() > 0 && w <= t && w > self.clock => {
-                    self.clock = w;
-                    self.dispatch();
-                }
+                Some(w) if w > self.clock && w < t => self.clock = w,
                 _ => break,
             }
         }
         self.clock = self.clock.max(t);
     }
 
-    /// Runs until every request has completed (the end of a run).
+    /// Runs until every request that can complete has (the end of a run).
     pub fn drain(&mut self) {
-        let mut guard = 0u64;
-        while self.outstanding() > 0 {
+        loop {
             let next = match &self.in_service {
                 Some(s) => s.finish_ns,
-                None => match self.sched.wake_at() {
-                    Some(w) if self.sched.queued() > 0 => w.max(self.clock + 1),
-                    _ => break,
+                None if self.sched.queued() > 0 => match self.sched.wake_at() {
+                    Some(w) if w > self.clock => w + 1,
+                    _ => self.clock + 1,
                 },
+                None => break,
             };
+            let before = (self.outstanding(), self.in_service.is_some());
             self.advance(next);
-            guard += 1;
-            if guard > 1 << 40 {
+            let stuck = self.in_service.is_none() && (self.outstanding(), false) == before;
+            if stuck && self.sched.wake_at().map_or(true, |w| w <= self.clock) {
+                // A scheduler holding requests with no wake-up: nothing more can happen.
                 break;
             }
         }
@@ -297,93 +321,77 @@ impl VirtualDisk {
         std::mem::take(&mut self.completed)
     }
 
-    /// Moves eligible requests and starts service if the disk is idle.
-    fn step(&mut self) {
-        self.move_waiting();
-        self.dispatch();
-    }
-
-    /// The move rules R1-R4, scanning the waiting queue in arrival order. Each process's requests
-    /// are judged in its own arrival order (a request depends only on its process's requests
-    /// ahead of it, its process queue and its process tree); the requests moved enter the
-    /// scheduler in their global arrival order.
+    /// The move rules R1-R4, scanning each process's waiting requests in arrival order; the
+    /// requests moved enter the scheduler in global arrival order.
     fn move_waiting(&mut self) {
         for p in self.shared.drain(..) {
+            let q = self.waiting.entry(p.req.pid).or_default();
+            q.writes += (p.req.op == Op::Write) as usize;
+            q.items.push_back(p);
             self.waiting_len += 1;
-            if p.req.op == Op::Write {
-                *self.waiting_writes.entry(p.req.pid).or_default() += 1;
-            }
-            self.waiting.entry(p.req.pid).or_default().push_back(p);
+            self.dirty.push(p.req.pid);
         }
-        if self.waiting_len == 0 {
-            return;
-        }
-        let mut moved = std::mem::take(&mut self.moved);
-        for (&pid, queue) in self.waiting.iter_mut() {
-            let (mut sync_in_flight, parent_waits) = self.procs.get(&pid).map_or((0, false), |st| (st.sync_in_flight, !st.waiting_for.is_empty()));
-            if parent_waits {
+        let mut moved: Vec<Pending> = Vec::new();
+        let mut dirty = std::mem::take(&mut self.dirty);
+        dirty.sort_unstable();
+        dirty.dedup();
+        // Every process after a process event (R4 links processes), else the dirty ones.
+        let pids = if self.forked { self.waiting.keys().copied().collect() } else { dirty };
+        for pid in pids {
+            let Some(q) = self.waiting.get_mut(&pid) else { continue };
+            let st = self.procs.entry(pid).or_default();
+            // R4: a child before its parent's last request is served, a parent waiting for a child.
+            if !st.waiting_for.is_empty() || st.start_after.is_some_and(|s| self.unserved.contains(&s)) {
                 continue;
             }
-            let writes = self.waiting_writes.get(&pid).copied().unwrap_or(0);
-            // A synchronous read of this process was passed over earlier in this scan.
-            let mut ahead = false;
+            st.start_after = None;
+            // Whether a synchronous read of this process was passed over earlier in the scan:
+            // from then on only writes move (R2, R3).
+            let mut sync_ahead = false;
+            let mut writes_left = q.writes;
             let mut i = 0;
-            while i < queue.len() {
-                if ahead && writes == 0 {
+            while i < q.items.len() {
+                if sync_ahead && writes_left == 0 {
                     break;
                 }
-                let p = &queue[i];
-                let blocked_by_tree = p.after_serial.is_some_and(|s| self.unserved.contains(&s));
-                let eligible = !blocked_by_tree
-                    && match (p.req.op, p.req.sync) {
-                        (Op::Write, _) => true,
-                        (_, true) => !ahead && sync_in_flight == 0,
-                        (_, false) => !ahead,
-                    };
+                let r = q.items[i].req;
+                let eligible = match (r.op, r.sync) {
+                    (Op::Write, _) => true,
+                    (_, true) => !sync_ahead && st.sync_in_flight == 0,
+                    (_, false) => !sync_ahead,
+                };
+                if r.op == Op::Write {
+                    writes_left -= 1;
+                }
                 if eligible {
-                    let p = queue.remove(i).expect("in the queue");
-                    if p.req.op != Op::Write && p.req.sync {
-                        sync_in_flight += 1;
+                    let p = q.items.remove(i).expect("in range");
+                    if r.op == Op::Write {
+                        q.writes -= 1;
+                    } else if r.sync {
+                        st.sync_in_flight += 1;
                     }
                     moved.push(p);
                 } else {
-                    if p.req.op != Op::Write && p.req.sync {
-                        ahead = true;
-                    }
+                    sync_ahead |= r.op != Op::Write && r.sync;
                     i += 1;
                 }
             }
         }
-        if !moved.is_empty() {
-            self.waiting.retain(|_, q| !q.is_empty());
-            moved.sort_unstable_by_key(|p| p.serial);
-            for mut p in moved.drain(..) {
-                self.waiting_len -= 1;
-                if p.req.op == Op::Write {
-                    let w = self.waiting_writes.get_mut(&p.req.pid).expect("a waiting write");
-                    *w -= 1;
-                    if *w == 0 {
-                        self.waiting_writes.remove(&p.req.pid);
-                    }
-                }
-                p.queued_ns = self.clock;
-                self.enqueue(p);
-            }
+        if moved.is_empty() {
+            return;
         }
-        self.moved = moved;
+        self.waiting.retain(|_, q| !q.items.is_empty());
+        self.waiting_len -= moved.len();
+        moved.sort_unstable_by_key(|p| p.serial);
+        for mut p in moved {
+            p.queued_ns = self.clock;
+            self.enqueue(p);
+        }
     }
 
-    /// Ids of the requests in the waiting queue, in arrival order.
-    pub fn waiting_ids(&self) -> Vec<u64> {
-        let mut w: Vec<&Pending> = self.waiting.values().flatten().collect();
-        w.sort_unstable_by_key(|p| p.serial);
-        w.iter().map(|p| p.req.id).collect()
-    }
-
+    /// Puts a moved request in the scheduler and the process queue (its process's
+    /// `sync_in_flight` is already counted).
     fn enqueue(&mut self, p: Pending) {
-        if p.req.op != Op::Write && p.req.sync {
-            self.procs.entry(p.req.pid).or_default().sync_in_flight += 1;
-        }
         let r = p.req;
         self.matcher.add(r.op, r.block, r.blocks, p.serial);
         self.process_queue.insert(p.serial, p);
@@ -400,16 +408,18 @@ impl VirtualDisk {
         self.sched.add(io, self.clock);
     }
 
-    fn dispatch(&mut self) {
+    /// Starts the scheduler's next request if the disk is idle; whether one started.
+    fn dispatch(&mut self) -> bool {
         if self.in_service.is_some() || self.sched.queued() == 0 {
-            return;
+            return false;
         }
-        let Some(req) = self.sched.dispatch(self.clock) else { return };
+        let Some(req) = self.sched.dispatch(self.clock) else { return false };
         let sectors_per_page = self.page_bytes / SECTOR;
         let d = self.head.advance(req.block * sectors_per_page, req.blocks as u64 * sectors_per_page);
         let io_ns = self.table.estimate(req.op, req.blocks as u64 * self.page_bytes, d);
         let parts = self.matcher.take(req.op, req.block, req.blocks);
         self.in_service = Some(InService { req, io_ns, finish_ns: self.clock + io_ns, parts });
+        true
     }
 
     fn complete(&mut self) {
@@ -422,6 +432,7 @@ impl VirtualDisk {
                 if let Some(st) = self.procs.get_mut(&p.req.pid) {
                     st.sync_in_flight -= 1;
                 }
+                self.dirty.push(p.req.pid);
             }
             self.completed.push(VirtualCompletion {
                 id: p.req.id,
@@ -461,6 +472,13 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
+    /// The ids in the waiting queue, in arrival order.
+    fn waiting_ids(vd: &VirtualDisk) -> Vec<u64> {
+        let mut v: Vec<(u64, u64)> = vd.waiting.values().flat_map(|q| q.items.iter().map(|p| (p.serial, p.req.id))).collect();
+        v.sort_unstable();
+        v.into_iter().map(|(_, id)| id).collect()
+    }
+
     #[test]
     fn r1_writes_move_at_once() {
         let mut vd = disk(1);
@@ -494,9 +512,9 @@ mod tests {
         // (not dispatched) when its second arrives.
         vd.submit(read(0, 2, 500, false), 0);
         vd.submit(read(1, 1, 0, true), 0);
-        assert_eq!(vd.waiting_ids().len(), 0);
+        assert_eq!(vd.waiting_len, 0);
         vd.submit(read(2, 1, 50, true), 10);
-        assert_eq!(vd.waiting_ids().len(), 1, "held while the first is in the scheduler");
+        assert_eq!(vd.waiting_len, 1, "held while the first is in the scheduler");
         vd.drain();
         assert_eq!(done(&mut vd), vec![(0, 0, MS), (1, 0, 2 * MS), (2, 2 * MS, 3 * MS)]);
     }
@@ -507,11 +525,11 @@ mod tests {
         vd.submit(read(0, 1, 0, true), 0);
         // An async read of the same process goes in even with its sync read in the scheduler...
         vd.submit(read(1, 1, 100, false), 0);
-        assert_eq!(vd.waiting_ids().len(), 0);
+        assert_eq!(vd.waiting_len, 0);
         // ...but not past a sync read of its process that waits ahead of it (R3).
         vd.submit(read(2, 1, 200, true), 0);
         vd.submit(read(3, 1, 300, false), 0);
-        assert_eq!(vd.waiting_ids(), vec![2, 3]);
+        assert_eq!(waiting_ids(&vd), vec![2, 3]);
         // A sync read may enter while an async read of its process is in the scheduler.
         vd.drain();
         let c = done(&mut vd);
@@ -530,15 +548,33 @@ mod tests {
         vd.fork(1, 7, true);
         // The child's first request waits for the parent's request 1 to be served.
         vd.submit(read(2, 7, 200, false), 0);
-        assert_eq!(vd.waiting_ids().len(), 1);
+        assert_eq!(vd.waiting_len, 1);
         // The parent waits for the child: its new request is held until the exit.
         vd.submit(read(3, 1, 300, false), 0);
         vd.advance(2 * MS);
-        assert_eq!(vd.waiting_ids(), vec![3], "child moved once request 1 was served");
+        assert_eq!(waiting_ids(&vd), vec![3], "child moved once request 1 was served");
         vd.advance(3 * MS);
         vd.exit(7, 10 * MS);
         vd.drain();
         assert_eq!(done(&mut vd), vec![(0, 0, MS), (1, 0, 2 * MS), (2, 2 * MS, 3 * MS), (3, 10 * MS, 11 * MS)]);
+    }
+
+    /// R4 holds every request of the child, not only its first: a write or an asynchronous read
+    /// the child issues next waits too; a child that does not wait is not waited for.
+    #[test]
+    fn r4_holds_all_of_a_new_childs_requests() {
+        let mut vd = disk(1);
+        vd.submit(read(0, 1, 0, true), 0);
+        vd.fork(1, 8, false);
+        vd.submit(read(1, 8, 100, false), 0);
+        vd.submit(VirtualRequest { id: 2, pid: 8, op: Op::Write, block: 300, blocks: 1, sync: false }, 0);
+        vd.submit(read(3, 8, 200, false), 0);
+        assert_eq!(waiting_ids(&vd), vec![1, 2, 3], "every request of the child waits for the parent's request 0");
+        // The parent did not wait: its next request moves at once (R2: after its sync read 0).
+        vd.submit(read(4, 1, 400, false), 0);
+        assert_eq!(waiting_ids(&vd), vec![1, 2, 3]);
+        vd.drain();
+        assert_eq!(done(&mut vd), vec![(0, 0, MS), (4, 0, 2 * MS), (1, MS, 3 * MS), (2, MS, 4 * MS), (3, MS, 5 * MS)]);
     }
 
     #[test]
@@ -558,6 +594,22 @@ mod tests {
         let io: Vec<f64> = c[1..].iter().map(|c| c.io_ns).collect();
         assert!((io[0] - 2.0 * io[1]).abs() < 1e-6, "{io:?}");
         assert_eq!(c[1].finish_ns, c[2].finish_ns);
+    }
+
+    /// An idle disk starts service only when the instant of an arrival is over: the demand block
+    /// and the readahead block of one read, handed over together, are served as one request (as
+    /// the real scheduler merges them); a copy arriving later is not merged into a request that
+    /// already started.
+    #[test]
+    fn copies_of_one_instant_merge_on_an_idle_disk() {
+        let mut vd = disk(8);
+        vd.submit(read(0, 1, 10, true), 5 * MS);
+        vd.submit(read(1, 1, 11, false), 5 * MS);
+        vd.submit(read(2, 1, 12, false), 5 * MS + 1);
+        vd.drain();
+        let c = vd.take_completed();
+        assert_eq!(c.iter().map(|c| (c.id, c.queued_ns, c.finish_ns)).collect::<Vec<_>>(), vec![(0, 5 * MS, 6 * MS), (1, 5 * MS, 6 * MS), (2, 5 * MS + 1, 7 * MS)]);
+        assert!((c[0].io_ns - c[1].io_ns).abs() < 1e-6 && (c[0].io_ns + c[1].io_ns - MS as f64).abs() < 1e-6);
     }
 
     #[test]

@@ -13,7 +13,9 @@ pub mod affinity_scheduler;
 pub mod dulo_sensitivity;
 pub mod dulo_table1;
 pub mod dulo_trends;
+pub mod kdsim_accuracy;
 pub mod prefetch_cache;
+pub mod redcap_patterns;
 pub mod split_experiment;
 pub mod split_tables;
 
@@ -250,6 +252,8 @@ pub static REPROS: &[ReproInfo] = &[
     acfs_fig1::INFO,
     affinity_disk_size::INFO,
     affinity_scheduler::INFO,
+    kdsim_accuracy::INFO,
+    redcap_patterns::INFO,
 ];
 
 /// The status table of `docs/reproductions.md`: one row per report, with how many checks agree
