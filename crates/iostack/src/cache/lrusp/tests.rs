@@ -175,6 +175,15 @@ fn mru_loop_exact() {
     assert_eq!(mm, n + (r - 1) * (n - c));
 }
 
+#[test]
+fn calls_off_leaves_every_process_lru() {
+    // The MRU loop again, its caching call ignored: LRU's N*R misses, as global LRU.
+    let mut p = crate::cache::build("lrusp:calls=off", 256).unwrap();
+    set_policy(p.as_mut(), 1, LevelPolicy::Mru);
+    let misses: u64 = (0..4).flat_map(|_| 0..1000u64).map(|k| !get(p.as_mut(), 1, k) as u64).sum();
+    assert_eq!(misses, 4000);
+}
+
 /// What a process does with its cache in the criteria tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {

@@ -28,6 +28,7 @@ mod engine;
 #[cfg(test)]
 mod hook_tests;
 mod observers;
+pub mod preset;
 mod report;
 
 pub use config::{FileSizes, Processes, Replay, Resolved, StackConfig, Think, WritePolicy};
