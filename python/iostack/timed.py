@@ -18,7 +18,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 CONFIG_FIELDS = (
     "policy", "cache", "page_size", "prefetch", "sched", "device", "layers", "queue_depth",
     "max_request", "replay", "think", "processes", "write_policy", "dirty_expire",
-    "flush_interval", "file_sizes", "seed", "locality", "redcap", "preset",
+    "flush_interval", "file_sizes", "seed", "locality", "redcap", "hints", "per_process", "preset",
 )
 
 # The keys a preset (``preset="acfs-1"`` .. ``"acfs-6"``) sets; docs/policies.md, Presets.
@@ -65,6 +65,18 @@ def device_map(devices: Mapping[Any, str]) -> str:
             raise ValueError(f"device: the spec of device id {ident} must be a non-empty string such as 'hdd:wd7200'")
         parts.append((ident, spec.strip()))
     return ",".join(f"{i}={spec}" for i, spec in sorted(parts))
+
+
+def hints_config(hints: Any) -> Any:
+    """The config's ``hints``: a path or ``"oracle:lookahead=N"`` as text, or hints as Python
+    data (a list of process dicts, or ``{"process": [...]}``, as the TOML file lays them out)
+    written into the config, so that the echoed config re-runs with them."""
+    from iostack._sim import _hints_args
+
+    args = _hints_args(hints)
+    if "hints" in args:
+        return args["hints"]
+    return json.loads(args["hints_json"])
 
 
 class RunResult(dict):
@@ -117,6 +129,11 @@ def run(
     ``config`` (re-runnable), ``elapsed_ns``, ``device_busy_ns``, ``device_requests``,
     ``hit_ratio`` and the per-layer counters (see docs/timed.md).
 
+    ``hints`` (for application-controlled policies such as ``"lrusp"``) is a path to a TOML
+    hints file, ``"oracle:lookahead=N"``, or the hints as Python data (see :func:`iostack.sim`);
+    ``per_process=True`` adds each process's cache hits and misses under ``processes`` (always
+    there with ``"lrusp"``).
+
     ``cache_size`` is the cache (``cache``, its old name, is accepted too), absolute (``"64MiB"``,
     blocks) or relative to the trace's footprint in blocks (``"1%"``, ``0.01``).
 
@@ -159,6 +176,10 @@ def run(
             cfg[key] = str(value) if key in ("cache", "max_request") else value
     if isinstance(cfg.get("device"), Mapping):
         cfg["device"] = device_map(cfg["device"])
+    if cfg.get("hints") is not None:
+        cfg["hints"] = hints_config(cfg["hints"])
+    if "per_process" in cfg:
+        cfg["per_process"] = _flag("per_process", cfg["per_process"])
     dumps = [(str(layer), os.fspath(path)) for layer, path in (dump or {}).items()]
     if locality is not None:
         cfg["locality"] = _flag("locality", locality)

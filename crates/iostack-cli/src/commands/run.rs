@@ -96,6 +96,15 @@ pub struct Args {
     /// block copied) or `size=64MiB,segment=128KiB,hit=5us`.
     #[arg(long, value_name = "SPEC")]
     pub redcap: Option<String>,
+    /// Application hints for an application-controlled policy (`lrusp`): a TOML hints file
+    /// (see docs/policies.md), or `oracle:lookahead=N` (every process knows its next N block
+    /// references). Needs `--processes trace`.
+    #[arg(long, value_name = "PATH|oracle:lookahead=N")]
+    pub hints: Option<String>,
+    /// Count cache references, hits and misses per process (`processes` in the result; always
+    /// on with an application-controlled policy).
+    #[arg(long)]
+    pub per_process: bool,
     /// Measure locality (stack/block distance and affinity) at the four boundaries (the
     /// default; the reports go under `locality` in the result).
     #[arg(long, conflicts_with = "no_locality")]
@@ -172,6 +181,12 @@ pub fn stack_config(args: &Args) -> anyhow::Result<StackConfig> {
     }
     if let Some(v) = &args.redcap {
         c.redcap = Some(v.clone());
+    }
+    if let Some(v) = &args.hints {
+        c.hints = Some(timed::HintsConfig::Spec(v.clone()));
+    }
+    if args.per_process {
+        c.per_process = true;
     }
     iostack::engine::footprint::check_timed_config(&c)?;
     Ok(c)

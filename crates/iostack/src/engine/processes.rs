@@ -73,22 +73,48 @@ struct Counts {
 #[derive(Debug, Clone, Default)]
 pub struct TracePlan {
     pub facts: TraceFacts,
-    /// Index (in the whole trace) of each process's last request.
-    pub last_request: FxHashMap<u32, u64>,
     /// For the oracle: each process's references (keys and file blocks), in order.
     pub refs: FxHashMap<u32, (Vec<Key>, Vec<FileBlock>)>,
 }
 
 impl TracePlan {
-    /// Adds request number `index` of the trace; `keys` are its cache references.
-    pub fn add(&mut self, index: u64, r: &Request, page_size: Option<u64>, keys: impl Iterator<Item = (Key, u64)>, oracle: bool) {
+    /// Adds the trace's next request; `keys` are its cache references.
+    pub fn add(&mut self, r: &Request, page_size: Option<u64>, keys: impl Iterator<Item = (Key, u64)>, oracle: bool) {
         self.facts.add(r);
-        self.last_request.insert(r.pid, index);
         if oracle {
             let e = self.refs.entry(r.pid).or_default();
             for (k, b) in keys {
                 e.0.push(k);
                 e.1.push(file_block(r, page_size, b));
+            }
+        }
+    }
+}
+
+impl TracePlan {
+    /// The pre-pass of application control over a whole trace: its processes and files, and (for
+    /// the oracle) each process's references, in blocks of `page_size` (block mode, the timed
+    /// stack) or one per request (object mode, `None`). The reader must number devices as the
+    /// run that uses the plan does (the same [`crate::trace::devices::DeviceTable`]), so that the
+    /// keys and the pseudo-files of fileless requests name the devices the policy sees.
+    pub fn scan(reader: &mut dyn crate::trace::TraceReader, page_size: Option<u64>, oracle: bool) -> Result<TracePlan, crate::error::TraceError> {
+        let mut plan = TracePlan::default();
+        let mut buf = Vec::with_capacity(1 << 14);
+        loop {
+            buf.clear();
+            if reader.read_batch(&mut buf, 1 << 14)? == 0 {
+                return Ok(plan);
+            }
+            for r in &buf {
+                let (first, end) = match page_size {
+                    Some(ps) => r.block_range(ps),
+                    None => (0, 1),
+                };
+                let keys = (first..end).map(|b| match page_size {
+                    Some(_) => (crate::cache::block_key(r.device, b), b),
+                    None => (crate::trace::devices::object_key(r), b),
+                });
+                plan.add(r, page_size, keys, oracle);
             }
         }
     }
@@ -117,7 +143,8 @@ pub struct Processes {
     initial: Vec<CacheControl>,
     temps: FxHashMap<u32, (Vec<TempHint>, usize)>,
     request_no: FxHashMap<u32, u64>,
-    last_request: FxHashMap<u32, u64>,
+    /// Requests of each process in the whole trace: it exits after the last.
+    totals: FxHashMap<u32, u64>,
     lookahead: u64,
     foresight: FxHashMap<u32, Foresight>,
 }
@@ -132,7 +159,7 @@ impl Processes {
             initial: Vec::new(),
             temps: FxHashMap::default(),
             request_no: FxHashMap::default(),
-            last_request: FxHashMap::default(),
+            totals: FxHashMap::default(),
             lookahead: 0,
             foresight: FxHashMap::default(),
         }
@@ -144,7 +171,7 @@ impl Processes {
         let mut p = Processes::counting();
         p.controlled = true;
         p.started = false;
-        p.last_request = plan.last_request.clone();
+        p.totals = plan.facts.pids.iter().map(|(&pid, &n)| (pid, n)).collect();
         match hints {
             Some(HintsSpec::File(h)) => {
                 for ph in &h.processes {
@@ -183,7 +210,7 @@ impl Processes {
 
     /// Before request `r`: the initial calls (once), then the process's temporary priorities
     /// due at this request.
-    pub fn before_request(&mut self, policy: &mut dyn Policy, r: &Request) {
+    pub fn before_request<P: Policy + ?Sized>(&mut self, policy: &mut P, r: &Request) {
         if !self.controlled {
             return;
         }
@@ -204,7 +231,7 @@ impl Processes {
     }
 
     /// After one cache reference of `pid` (a block in block mode): the oracle's priorities.
-    pub fn after_reference(&mut self, policy: &mut dyn Policy, pid: u32) {
+    pub fn after_reference<P: Policy + ?Sized>(&mut self, policy: &mut P, pid: u32) {
         let n = self.lookahead;
         let Some(f) = self.foresight.get_mut(&pid) else { return };
         let i = f.pos;
@@ -228,18 +255,19 @@ impl Processes {
         }
     }
 
-    /// After request number `index` of the trace: counts, and the exit of a process that made
-    /// its last request.
-    pub fn after_request(&mut self, policy: &mut dyn Policy, r: &Request, index: u64, hit: bool, blocks: u64, block_hits: u64) {
-        let c = self.counts.entry(r.pid).or_default();
+    /// After a request of process `pid` (counted under `pid`: the trace's, or the run's own
+    /// numbering of processes): counts, and the exit of a process that made its last request.
+    pub fn after_request<P: Policy + ?Sized>(&mut self, policy: &mut P, pid: u32, hit: bool, blocks: u64, block_hits: u64) {
+        let c = self.counts.entry(pid).or_default();
         c.requests += 1;
         c.hits += hit as u64;
         c.blocks += blocks;
         c.block_hits += block_hits;
         if self.controlled {
-            *self.request_no.entry(r.pid).or_default() += 1;
-            if self.last_request.get(&r.pid) == Some(&index) {
-                policy.process_exit(r.pid);
+            let no = self.request_no.entry(pid).or_default();
+            *no += 1;
+            if self.totals.get(&pid) == Some(no) {
+                policy.process_exit(pid);
             }
         }
     }

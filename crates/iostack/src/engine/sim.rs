@@ -208,7 +208,6 @@ impl SimRun {
     /// `feed`, with the hints delivered around them.
     fn feed_tracked(&mut self, r: &Request) {
         let mut procs = self.processes.take().expect("tracked runs have processes");
-        let index = self.counts.requests;
         procs.before_request(&mut *self.policy, r);
         let tell = procs.controlled_policy();
         let (hit, blocks, block_hits) = match self.mode {
@@ -250,7 +249,7 @@ impl SimRun {
                 (all, end - first, hits)
             }
         };
-        procs.after_request(&mut *self.policy, r, index, hit, blocks, block_hits);
+        procs.after_request(&mut *self.policy, r.pid, hit, blocks, block_hits);
         self.processes = Some(procs);
     }
 
@@ -441,37 +440,6 @@ fn trace_reference_keys(reader: &mut dyn TraceReader, mode: Mode) -> Result<Vec<
             return Ok(keys);
         }
         append_reference_keys(&mut keys, &buf, mode);
-    }
-}
-
-/// The pre-pass of application control: the trace's processes and files, each process's last
-/// request, and (for the oracle) each process's references.
-fn trace_plan(source: &dyn TraceSource, mode: Mode, oracle: bool) -> Result<TracePlan, Error> {
-    let mut reader = source.open()?;
-    let mut plan = TracePlan::default();
-    let mut buf = Vec::with_capacity(1 << 14);
-    let mut index = 0u64;
-    let page_size = match mode {
-        Mode::Block { page_size } => Some(page_size),
-        Mode::Object { .. } => None,
-    };
-    loop {
-        buf.clear();
-        if reader.read_batch(&mut buf, 1 << 14)? == 0 {
-            return Ok(plan);
-        }
-        for r in &buf {
-            let (first, end) = match page_size {
-                Some(ps) => r.block_range(ps),
-                None => (0, 1),
-            };
-            let keys = (first..end).map(|b| match page_size {
-                Some(_) => (block_key(r.device, b), b),
-                None => (r.offset, b),
-            });
-            plan.add(index, r, page_size, keys, oracle);
-            index += 1;
-        }
     }
 }
 
@@ -826,8 +794,16 @@ pub fn sweep_with(
         )
         .into());
     }
+    // Devices are numbered densely (keys hold 16 bits of device), the same way in every pass:
+    // the hints' pre-pass, the future's and the run.
+    let devices = DeviceTable::new();
+    let open = || -> Result<DenseDevices<Box<dyn TraceReader>>, Error> { Ok(DenseDevices::new(source.open()?, &devices, cfg.mode.key_space())) };
     if controlled {
-        let plan = trace_plan(source, cfg.mode, matches!(cfg.hints.as_deref(), Some(HintsSpec::Oracle { .. })))?;
+        let page_size = match cfg.mode {
+            Mode::Block { page_size } => Some(page_size),
+            Mode::Object { .. } => None,
+        };
+        let plan = TracePlan::scan(&mut open()?, page_size, matches!(cfg.hints.as_deref(), Some(HintsSpec::Oracle { .. })))?;
         if let Some(HintsSpec::File(h)) = cfg.hints.as_deref() {
             h.validate(&plan.facts)?;
         }
@@ -843,9 +819,6 @@ pub fn sweep_with(
         }
     }
 
-    // Devices are numbered densely (keys hold 16 bits of device), the same way in both passes.
-    let devices = DeviceTable::new();
-    let open = || -> Result<DenseDevices<Box<dyn TraceReader>>, Error> { Ok(DenseDevices::new(source.open()?, &devices, cfg.mode.key_space())) };
     if sims.iter().any(|s| s.policy().needs_future()) {
         let next = match next_use {
             Some(n) => n,

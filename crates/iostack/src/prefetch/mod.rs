@@ -150,6 +150,15 @@ pub trait Prefetcher: std::any::Any + Send {
     fn on_complete(&mut self, done: &Completion, cache: &dyn BlockPresence, out: &mut Vec<Fetch>) {
         let _ = (done, cache, out);
     }
+    /// The file and file block of `block` of `device`, when the prefetcher knows it (one that
+    /// fetches from an application's list of file blocks). The engine asks before inserting a
+    /// block this prefetcher fetched into a policy that uses files
+    /// ([`crate::cache::Policy::application_controlled`]); `None` (the default) has the engine
+    /// place the block beside the demand reference that triggered the fetch.
+    fn file_of(&self, device: u32, block: u64) -> Option<crate::cache::FileBlock> {
+        let _ = (device, block);
+        None
+    }
 }
 
 /// A prefetcher's entry in the registry.

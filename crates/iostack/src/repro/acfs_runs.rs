@@ -17,7 +17,7 @@
 //!   duration from issue to the disk to completion, l.1007-1009, without the time queued before
 //!   it), per process its elapsed time and block I/Os.
 
-use crate::engine::timed::{preset, StackConfig, TimedReport, TimedRun};
+use crate::engine::timed::{preset, HintsConfig, StackConfig, TimedReport, TimedRun};
 use crate::error::Error;
 use crate::hints::Hints;
 use crate::trace::{Request, VecReader};
@@ -141,10 +141,14 @@ pub fn stack(config: usize, cache: &str, apps: &[&App]) -> StackConfig {
     c
 }
 
-/// Runs `requests` with `hints` through `config`.
+/// Runs `requests` through `config`, with `hints` (inline) when its policy is LRU-SP.
 pub fn run_stack(config: &StackConfig, requests: Vec<Request>, hints: &Hints) -> Result<TimedReport, Error> {
-    let _ = hints;
-    let run = TimedRun::new(config)?;
+    let mut config = config.clone();
+    if config.policy.starts_with("lrusp") && !hints.processes.is_empty() {
+        let t: toml::Value = toml::from_str(&hints.to_toml()).expect("hints written as TOML read back");
+        config.hints = Some(HintsConfig::Inline(serde_json::to_value(t).expect("TOML converts to JSON")));
+    }
+    let run = TimedRun::new(&config)?;
     run.run(&mut VecReader::new(requests))
 }
 

@@ -116,6 +116,35 @@ pub struct StackConfig {
     /// set its keys, which the echo shows; keys given beside it override it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preset: Option<String>,
+    /// Application hints for an application-controlled policy (`lrusp`) and the `ca`
+    /// prefetcher: a path to a TOML hints file, `oracle:lookahead=N`, or the hints themselves
+    /// in the file's layout (`{ process = [...] }`; see docs/policies.md). Needs `processes =
+    /// "trace"`. Absent: no hints.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hints: Option<HintsConfig>,
+    /// Count cache references, hits and misses per process (under `processes` in the result).
+    /// Always on with an application-controlled policy.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub per_process: bool,
+}
+
+/// Where a stack's hints come from: a spec (`h.toml`, `oracle:lookahead=N`) or the hints
+/// written into the config.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum HintsConfig {
+    Spec(String),
+    Inline(serde_json::Value),
+}
+
+impl HintsConfig {
+    /// The hints this names (reading the file, checking the layout).
+    pub fn load(&self) -> Result<crate::hints::HintsSpec, ConfigError> {
+        match self {
+            HintsConfig::Spec(s) => crate::hints::HintsSpec::parse(s),
+            HintsConfig::Inline(v) => Ok(crate::hints::HintsSpec::File(crate::hints::Hints::parse_json(&v.to_string(), "config `hints`")?)),
+        }
+    }
 }
 
 impl Default for StackConfig {
@@ -141,6 +170,8 @@ impl Default for StackConfig {
             locality: true,
             redcap: None,
             preset: None,
+            hints: None,
+            per_process: false,
         }
     }
 }

@@ -7,7 +7,8 @@ use super::config::{Replay, Resolved, Think};
 use super::report::{BlkCounts, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, ProcessReport, SchedCounts, SequenceTracker, SizeCounts};
 use super::blocks::{BlockStates, DIRTY, EVICTED, INFLIGHT, MARKER, NIL, PREFETCHED};
 use crate::blk::{BlockStage, StageActions, Submit};
-use crate::cache::{block_key, split_block_key, Access, Evicted, Key, Origin, Policy};
+use crate::cache::{block_key, split_block_key, Access, Evicted, FileBlock, Key, Origin, Policy};
+use crate::engine::processes::{file_block, Processes as Tracking};
 use crate::device::{Device, DeviceRequest, Service, SECTOR};
 use crate::layer::{Below, DeviceRef, Layer};
 use crate::prefetch::{BlockPresence, Completion, DemandAccess, Fetch, FileView, Prefetcher};
@@ -263,6 +264,15 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     stage_serves_free: Vec<u32>,
     pub(crate) observers: Vec<(Boundary, Box<dyn BoundaryObserver>)>,
     observe: [bool; 4],
+    /// Per-process cache counts and application control (hints, files, exits), when the run
+    /// counts per process or the policy is application-controlled; `None` otherwise, and then
+    /// the per-request path does nothing for them.
+    tracking: Option<Box<Tracking>>,
+    /// The policy is told the file of each reference and of each prefetched block.
+    tell_files: bool,
+    /// The file block of the demand reference being made, and its disk block, for the files
+    /// of the blocks prefetched around it.
+    demand_file: Option<(u32, u64, FileBlock)>,
 
     now: u64,
     seq: u64,
@@ -408,6 +418,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             stage_serves_free: Vec::new(),
             observers: Vec::new(),
             observe: [false; 4],
+            tracking: None,
+            tell_files: false,
+            demand_file: None,
             now: 0,
             seq: 0,
             heap: BinaryHeap::new(),
@@ -507,6 +520,18 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     }
     pub(crate) fn set_stage(&mut self, stage: Box<dyn BlockStage>) {
         self.stage = Some(stage);
+    }
+
+    /// Counts per process and, for an application-controlled policy, delivers its hints,
+    /// files and process exits (see [`Tracking`]).
+    pub(crate) fn set_tracking(&mut self, t: Tracking) {
+        self.tell_files = t.controlled_policy();
+        self.tracking = Some(Box::new(t));
+    }
+
+    /// The per-process cache counts, when tracked.
+    pub(crate) fn tracking(&self) -> Option<&Tracking> {
+        self.tracking.as_deref()
     }
 
     pub(crate) fn add_observer(&mut self, b: Boundary, o: Box<dyn BoundaryObserver>) {
@@ -925,9 +950,20 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         self.c.front.blocks += end - first;
         self.cur = Pending { proc: p, issue_ns: self.now, outstanding: 0 };
         debug_assert_eq!(self.cur_slot, NIL);
+        let tracked = self.tracking.is_some();
+        let hits_before = self.c.cache.hits;
+        if tracked {
+            self.track_request(&r, pid);
+        }
         if write {
             for b in first..end {
+                if tracked {
+                    self.track_block(&r, b);
+                }
                 self.access_write(r.device, b, pid);
+                if tracked {
+                    self.track_reference(pid);
+                }
             }
         } else {
             // The file the blocks belong to, for the prefetcher.
@@ -945,8 +981,17 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             };
             for b in first..end {
                 let file = FileView { id, is_device, index: first_index + (b - first), size_pages };
+                if tracked {
+                    self.track_block(&r, b);
+                }
                 self.access_read(r.device, b, file, end - b, pid);
+                if tracked {
+                    self.track_reference(pid);
+                }
             }
+        }
+        if tracked {
+            self.track_request_done(pid, end - first, self.c.cache.hits - hits_before);
         }
         self.flush_runs();
         self.kick();
@@ -954,6 +999,58 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if std::mem::replace(&mut self.cur_slot, NIL) == NIL {
             self.request_done(self.cur.proc, self.cur.issue_ns);
         }
+    }
+
+    /// Before request `r` of process `pid`: the process's caching calls due now.
+    #[cold]
+    #[inline(never)]
+    fn track_request(&mut self, r: &Request, pid: u32) {
+        let t = self.tracking.as_mut().expect("tracked");
+        if self.tell_files {
+            t.before_request(&mut *self.policy, &Request { pid, ..*r });
+        }
+    }
+
+    /// Before the reference to block `b` of `r`: the policy learns its file.
+    #[inline(never)]
+    fn track_block(&mut self, r: &Request, b: u64) {
+        if self.tell_files {
+            let fb = file_block(r, Some(self.s.page_size), b);
+            self.demand_file = Some((r.device, b, fb));
+            self.policy.next_file(Some(fb));
+        }
+    }
+
+    /// After one reference of `pid`: the oracle's priorities.
+    #[inline(never)]
+    fn track_reference(&mut self, pid: u32) {
+        if self.tell_files {
+            let t = self.tracking.as_mut().expect("tracked");
+            t.after_reference(&mut *self.policy, pid);
+        }
+    }
+
+    /// After the references of a request of `pid` (`blocks` of them, `block_hits` found
+    /// cached): its counts, and the process's exit after its last request.
+    #[inline(never)]
+    fn track_request_done(&mut self, pid: u32, blocks: u64, block_hits: u64) {
+        self.demand_file = None;
+        let t = self.tracking.as_mut().expect("tracked");
+        t.after_request(&mut *self.policy, pid, block_hits == blocks, blocks, block_hits);
+    }
+
+    /// The file of a block about to be prefetched, for a policy told files: what the
+    /// prefetcher knows of it, else its place beside the demand reference that triggered it
+    /// (same device, the same file, as many blocks on), else none.
+    #[cold]
+    #[inline(never)]
+    fn tell_prefetch_file(&mut self, device: u32, block: u64) {
+        let fb = self.prefetcher.file_of(device, block).or_else(|| {
+            let (d, b, fb) = self.demand_file?;
+            let index = (fb.block + block).checked_sub(b)?;
+            (d == device).then_some(FileBlock { file: fb.file, block: index })
+        });
+        self.policy.next_file(fb);
     }
 
     /// The slot of the request being started, taken on its first wait; counts one more wait.
@@ -1072,6 +1169,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 continue;
             }
             let acc = self.access(key, Op::Read, pid, Origin::Prefetch { set, index: i, len: f.blocks });
+            if self.tell_files {
+                self.tell_prefetch_file(f.device, block);
+            }
             self.make_room(&acc);
             self.policy.insert(&acc);
             let st = self.blocks.or_empty(key);
@@ -1679,9 +1779,23 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 device_blocks_written: p.device.blocks_written,
                 device_mean_response_ns: if p.device.requests == 0 { 0.0 } else { p.device.response_sum as f64 / p.device.requests as f64 },
                 device_max_response_ns: p.device.response_max,
+                ..Default::default()
             })
             .collect();
         v.sort_by_key(|p| p.pid);
+        if let Some(t) = &self.tracking {
+            for c in t.results(true) {
+                if let Ok(i) = v.binary_search_by_key(&c.pid, |p| p.pid) {
+                    let p = &mut v[i];
+                    p.hits = Some(c.hits);
+                    p.misses = Some(c.misses);
+                    p.miss_ratio = Some(c.miss_ratio);
+                    p.blocks = c.blocks;
+                    p.block_hits = c.block_hits;
+                    p.block_misses = c.block_misses;
+                }
+            }
+        }
         v
     }
 }

@@ -31,7 +31,7 @@ mod observers;
 pub mod preset;
 mod report;
 
-pub use config::{FileSizes, Processes, Replay, Resolved, StackConfig, Think, WritePolicy};
+pub use config::{FileSizes, HintsConfig, Processes, Replay, Resolved, StackConfig, Think, WritePolicy};
 pub use engine::{Boundary, BoundaryObserver};
 pub use observers::{DumpObserver, ProbeObserver, SharedProbe};
 pub use report::{BlkCounts, BlkReport, BoundaryLocality, DeviceReport, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, SchedCounts, TimedReport};
@@ -53,6 +53,8 @@ use crate::trace::background::BackgroundReader;
 use crate::trace::devices::{DenseDevices, DeviceTable, KeySpace};
 use crate::trace::{Format, ReaderOptions, TraceReader};
 use engine::{Engine, EngineSettings, Lane};
+use crate::engine::processes::{Processes as Tracking, TracePlan};
+use crate::hints::HintsSpec;
 
 /// The engine of a stack, in one of three compiled forms: the default stack (LRU, Linux
 /// readahead, C-SCAN, a mechanical drive, no layers) with every component's calls compiled in;
@@ -101,6 +103,8 @@ pub struct TimedRun {
     /// The engine's dense device numbers and the trace's ids they stand for; the ids a device
     /// map names are numbered first, in the map's order, so its lanes know their numbers.
     devices: DeviceTable,
+    /// The application hints the config names.
+    hints: Option<std::sync::Arc<HintsSpec>>,
 }
 
 impl TimedRun {
@@ -156,6 +160,18 @@ impl TimedRun {
             ));
         }
         let prefetcher = crate::prefetch::build(&config.prefetch, config.page_size)?;
+        let hints = config.hints.as_ref().map(|h| h.load()).transpose()?;
+        if hints.is_some() {
+            if !policy.application_controlled() {
+                return Err(ConfigError::new(
+                    "--hints",
+                    format!("hints apply to application-controlled policies (lrusp); `{}` is not one", policy.name()),
+                ));
+            }
+            if config.processes != Processes::Trace {
+                return Err(ConfigError::new("--hints", "hints name the trace's processes: they need `processes = trace`"));
+            }
+        }
         if let Some(l) = config.layers.first() {
             return Err(ConfigError::unknown("--layer", "layer", l, &[]));
         }
@@ -187,7 +203,7 @@ impl TimedRun {
             })
         });
         with_engine!(&mut engine, e => e.set_device_ids(table.clone()));
-        let mut run = TimedRun { config: config.clone(), engine, probes, devices: table };
+        let mut run = TimedRun { config: config.clone(), engine, probes, devices: table, hints: hints.map(std::sync::Arc::new) };
         if let Some(spec) = &config.redcap {
             let cfg = crate::blk::redcap::RedcapConfig::parse(spec, config.page_size)?;
             run.set_stage(Box::new(crate::blk::redcap::Redcap::new(cfg)));
@@ -271,16 +287,55 @@ impl TimedRun {
         Ok(())
     }
 
+    /// Whether the run needs a pre-pass over the trace before replaying it ([`TimedRun::prepare`]):
+    /// with an application-controlled policy, which is told each process's hints and exit.
+    pub fn needs_plan(&self) -> bool {
+        with_engine!(&self.engine, e => crate::cache::Policy::application_controlled(e.policy()))
+    }
+
+    /// Sets up per-process counting (`per_process`) and, for an application-controlled policy,
+    /// its hints and process exits from a pre-pass over the trace (`reader`, numbering devices
+    /// with this run's table, as [`run_built`] opens it). The hints are checked against the
+    /// trace: every pid and file they name must appear in it.
+    pub fn prepare(&mut self, reader: Option<&mut dyn TraceReader>) -> Result<(), Error> {
+        let tracking = match reader {
+            Some(reader) if self.needs_plan() => {
+                let oracle = matches!(self.hints.as_deref(), Some(HintsSpec::Oracle { .. }));
+                let plan = TracePlan::scan(reader, Some(self.config.page_size), oracle)?;
+                if let Some(HintsSpec::File(h)) = self.hints.as_deref() {
+                    h.validate(&plan.facts)?;
+                }
+                Tracking::controlled(self.hints.as_deref(), &plan)
+            }
+            _ if self.config.per_process => Tracking::counting(),
+            _ => return Ok(()),
+        };
+        with_engine!(&mut self.engine, e => e.set_tracking(tracking));
+        Ok(())
+    }
+
     /// Replays the trace through the stack and reports.
-    pub fn run(self, reader: &mut dyn TraceReader) -> Result<TimedReport, Error> {
+    /// An application-controlled policy's pre-pass needs the trace twice: unless
+    /// [`TimedRun::prepare`] was called, the trace is read into memory first.
+    pub fn run(mut self, reader: &mut dyn TraceReader) -> Result<TimedReport, Error> {
         let table = self.devices.clone();
         let page_size = self.config.page_size;
-        self.run_numbered(&mut DenseDevices::new(reader, &table, KeySpace::Blocks(page_size)))
+        let reader = &mut DenseDevices::new(reader, &table, KeySpace::Blocks(page_size));
+        let prepared = with_engine!(&self.engine, e => e.tracking().is_some());
+        if !prepared && self.needs_plan() {
+            let requests = crate::trace::read_all(reader)?;
+            self.prepare(Some(&mut crate::trace::VecReader::new(requests.clone())))?;
+            return self.run_numbered(&mut crate::trace::VecReader::new(requests));
+        }
+        if !prepared {
+            self.prepare(None)?;
+        }
+        self.run_numbered(reader)
     }
 
     /// [`TimedRun::run`] over a reader whose devices are already numbered by this run's table.
     fn run_numbered(self, reader: &mut dyn TraceReader) -> Result<TimedReport, Error> {
-        let TimedRun { config, mut engine, probes, devices } = self;
+        let TimedRun { config, mut engine, probes, devices, .. } = self;
         with_engine!(&mut engine, e => {
             e.run(reader)?;
             report(&config, &probes, &devices, e)
@@ -394,6 +449,11 @@ pub fn run_built(
     let mut open = || -> Result<Box<dyn TraceReader>, Error> { Ok(Box::new(DenseDevices::new(open()?, &devices, KeySpace::Blocks(page_size)))) };
     // The trace is decoded on a second thread while the engine runs (same requests, same
     // order, same errors: see `BackgroundReader`).
+    if run.needs_plan() {
+        run.prepare(Some(&mut *open()?))?;
+    } else {
+        run.prepare(None)?;
+    }
     let mut reader = BackgroundReader::spawn(open()?);
     if run.wants_extents(reader.carries_files()) {
         run.scan_extents(&mut reader)?;
@@ -492,6 +552,17 @@ pub fn run_stack_file(
         observers.push((d.boundary, Box::new(DumpObserver::create(&d.path)?)));
     }
     let stdin = path == Path::new("-");
+    if stdin && stack.needs_plan() {
+        return Err(ConfigError::new(
+            "--policy",
+            format!(
+                "`{}` is application-controlled: a first pass over the trace finds each process's requests and files (for its hints and exits), \
+                 and standard input can be read only once: give the trace as a file",
+                stack.config.policy
+            ),
+        )
+        .into());
+    }
     let mut open = || -> Result<Box<dyn TraceReader>, Error> {
         match opened.take() {
             Some(reader) => Ok(reader),

@@ -275,6 +275,22 @@ pub struct ProcessReport {
     /// Response time of those requests: from entering the scheduler to completion.
     pub device_mean_response_ns: f64,
     pub device_max_response_ns: u64,
+    /// Cache figures of the process's own references (with `per_process`, and always with an
+    /// application-controlled policy): requests whose blocks were all found cached (`hits`) or
+    /// not (`misses`), and its block references, found cached or not (a block whose read is
+    /// still under way counts as found).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hits: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub misses: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub miss_ratio: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_hits: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_misses: Option<u64>,
 }
 
 /// A count per size in blocks, kept while the run goes on: sizes up to [`Self::DENSE`] in an
@@ -484,7 +500,11 @@ impl TimedReport {
             }
         }
         for p in self.processes.iter().take(16) {
-            let _ = writeln!(s, "pid {:<6}{} requests, elapsed {}, mean response {}; device {} requests ({} blocks), mean response {}", p.pid, p.requests,
+            let cache = match (p.blocks, p.block_misses) {
+                (Some(b), Some(m)) => format!("; {b} block references, {m} missed"),
+                _ => String::new(),
+            };
+            let _ = writeln!(s, "pid {:<6}{} requests, elapsed {}, mean response {}; device {} requests ({} blocks), mean response {}{cache}", p.pid, p.requests,
                 ms(p.elapsed_ns), ms(p.mean_response_ns as u64), p.device_requests, p.device_blocks_read + p.device_blocks_written, ms(p.device_mean_response_ns as u64));
         }
         if self.processes.len() > 16 {
