@@ -88,7 +88,7 @@ fn notes() -> Vec<String> {
     vec![
         "elapsed time of a run: until both processes finished; block I/Os: blocks both devices read and wrote; per process: elapsed s / block I/Os".into(),
         "the paper prints no bar values; its runs are averages of 3 to 15 runs with variances up to 15 % (l.1053-1059), iostack's are deterministic".into(),
-        "CPU time per block is assumed: cs1-3 and gli 2 ms, din 8 ms, psel 1 ms, andrew 2 ms".into(),
+        "CPU time per block is assumed: cs1-3 and gli 2 ms, din 4 ms, psel 1 ms, andrew 20 ms (compiling)".into(),
     ]
 }
 

@@ -43,11 +43,11 @@ pub const APPS: &[App] = &[
     App { name: "cs1", generator: "acfs-cs1", cpu_us: 2000, disk: "rz56", small: "queries=4,db_mb=3" },
     App { name: "cs2", generator: "acfs-cs2", cpu_us: 2000, disk: "rz56", small: "patterns=2,mb=6" },
     App { name: "cs3", generator: "acfs-cs3", cpu_us: 2000, disk: "rz56", small: "patterns=2,mb=3.5" },
-    App { name: "din", generator: "acfs-din", cpu_us: 8000, disk: "rz56", small: "passes=5,mb=2.7" },
+    App { name: "din", generator: "acfs-din", cpu_us: 4000, disk: "rz56", small: "passes=5,mb=2.7" },
     App { name: "gli", generator: "acfs-gli", cpu_us: 2000, disk: "rz56", small: "queries=3" },
     App { name: "psel1", generator: "acfs-psel1", cpu_us: 1000, disk: "rz26", small: "" },
     App { name: "psel2", generator: "acfs-psel2", cpu_us: 1000, disk: "rz26", small: "" },
-    App { name: "andrew", generator: "acfs-andrew", cpu_us: 2000, disk: "rz26", small: "files=40" },
+    App { name: "andrew", generator: "acfs-andrew", cpu_us: 20000, disk: "rz26", small: "files=40" },
 ];
 
 /// Looks an application up by its paper name.

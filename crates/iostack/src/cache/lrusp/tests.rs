@@ -262,6 +262,20 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// (ii) beside (iii): a foolish process (MRU or LRU on its own blocks, whatever its pattern)
+    /// makes neither a smart process nor an oblivious one suffer more misses than under global
+    /// LRU.
+    #[test]
+    fn foolish_process_hurts_neither_a_smart_nor_an_oblivious_one((k, refs) in interleaving(), fool in prop_oneof![Just(Role::Lru), Just(Role::Mru)]) {
+        let base = lru_misses(k, &refs);
+        let got = misses(&mut LruSp::new(k, true, true), &refs, [Role::Smart, fool, Role::Oblivious]);
+        prop_assert!(got[0] <= base[0] && got[2] <= base[2], "lrusp {:?} lru {:?}", got, base);
+    }
+}
+
 /// Random interleavings from a fixed seed, for the searches below.
 fn random_cases(n: usize) -> Vec<(u64, Vec<(u32, u64)>)> {
     use rand::{Rng, SeedableRng};
