@@ -75,6 +75,10 @@ pub struct TracePlan {
     pub facts: TraceFacts,
     /// For the oracle: each process's references (keys and file blocks), in order.
     pub refs: FxHashMap<u32, (Vec<Key>, Vec<FileBlock>)>,
+    /// For prefetching from access lists: where each file block referenced lies (block key),
+    /// and each file's size in blocks (one past its largest block referenced).
+    pub locations: FxHashMap<FileBlock, Key>,
+    pub file_blocks: FxHashMap<u64, u64>,
 }
 
 impl TracePlan {
@@ -97,7 +101,8 @@ impl TracePlan {
     /// stack) or one per request (object mode, `None`). The reader must number devices as the
     /// run that uses the plan does (the same [`crate::trace::devices::DeviceTable`]), so that the
     /// keys and the pseudo-files of fileless requests name the devices the policy sees.
-    pub fn scan(reader: &mut dyn crate::trace::TraceReader, page_size: Option<u64>, oracle: bool) -> Result<TracePlan, crate::error::TraceError> {
+    /// With `locations` (block mode), it also records where each file block lies.
+    pub fn scan(reader: &mut dyn crate::trace::TraceReader, page_size: Option<u64>, oracle: bool, locations: bool) -> Result<TracePlan, crate::error::TraceError> {
         let mut plan = TracePlan::default();
         let mut buf = Vec::with_capacity(1 << 14);
         loop {
@@ -115,8 +120,45 @@ impl TracePlan {
                     None => (crate::trace::devices::object_key(r), b),
                 });
                 plan.add(r, page_size, keys, oracle);
+                if let (true, Some(ps)) = (locations, page_size) {
+                    for b in first..end {
+                        let fb = file_block(r, Some(ps), b);
+                        plan.locations.insert(fb, crate::cache::block_key(r.device, b));
+                        let n = plan.file_blocks.entry(fb.file).or_default();
+                        *n = (*n).max(fb.block + 1);
+                    }
+                }
             }
         }
+    }
+}
+
+impl TracePlan {
+    /// Each managing process's access list for prefetching: its `file_list` (each file whole,
+    /// in the order given) then its `block_list` chunks, as blocks placed where the trace
+    /// references them (a block the trace never references cannot be placed and is left out).
+    pub fn access_lists(&self, hints: &crate::hints::Hints) -> BTreeMap<u32, Vec<crate::prefetch::ListBlock>> {
+        let place = |file: u64, block: u64| {
+            self.locations.get(&FileBlock { file, block }).map(|&k| {
+                let (device, block_no) = crate::cache::split_block_key(k);
+                crate::prefetch::ListBlock { device, block: block_no, file: FileBlock { file, block } }
+            })
+        };
+        let mut out = BTreeMap::new();
+        for p in &hints.processes {
+            let mut list = Vec::new();
+            for &f in &p.file_list {
+                let n = self.file_blocks.get(&f).copied().unwrap_or(0);
+                list.extend((0..n).filter_map(|b| place(f, b)));
+            }
+            for &(f, a, b) in &p.block_list {
+                list.extend((a..=b).filter_map(|x| place(f, x)));
+            }
+            if !list.is_empty() {
+                out.insert(p.pid, list);
+            }
+        }
+        out
     }
 }
 

@@ -803,7 +803,7 @@ pub fn sweep_with(
             Mode::Block { page_size } => Some(page_size),
             Mode::Object { .. } => None,
         };
-        let plan = TracePlan::scan(&mut open()?, page_size, matches!(cfg.hints.as_deref(), Some(HintsSpec::Oracle { .. })))?;
+        let plan = TracePlan::scan(&mut open()?, page_size, matches!(cfg.hints.as_deref(), Some(HintsSpec::Oracle { .. })), false)?;
         if let Some(HintsSpec::File(h)) = cfg.hints.as_deref() {
             h.validate(&plan.facts)?;
         }

@@ -25,6 +25,7 @@ pub const MAX_DEGREE: u64 = 4096;
 /// Largest Linux readahead window (`linux:max`, `linux:io`): 64 MiB.
 pub const MAX_READAHEAD_BYTES: u64 = 64 << 20;
 
+pub mod ca;
 pub mod linux;
 pub mod none;
 pub mod obl;
@@ -93,6 +94,53 @@ pub trait BlockPresence {
         let _ = (device, block);
         false
     }
+    /// Cache frames no block occupies (capacity minus occupied). The engine answers exactly;
+    /// the default (0) is for test doubles.
+    fn free_frames(&self) -> u64 {
+        0
+    }
+}
+
+/// What a prefetcher asks of the cache beside fetches (see [`Prefetcher::cache_actions`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CacheActions {
+    /// Caching calls made for an application (temporary priorities that steer the policy's
+    /// choice of victims), delivered to an application-controlled policy in this order.
+    pub controls: Vec<crate::cache::CacheControl>,
+    /// Blocks (device, block) to drop from the cache: prefetches found false.
+    pub flush: Vec<(u32, u64)>,
+}
+
+impl CacheActions {
+    pub fn is_empty(&self) -> bool {
+        self.controls.is_empty() && self.flush.is_empty()
+    }
+}
+
+/// A block of an application's access list: where it is on disk and which file block it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListBlock {
+    pub device: u32,
+    pub block: u64,
+    pub file: crate::cache::FileBlock,
+}
+
+/// How well a process's access list predicted its accesses (the run report's `hints`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ListCounts {
+    /// Accesses matched at one of the next two list entries.
+    pub matched: u64,
+    /// Accesses matching neither.
+    pub unpredicted: u64,
+    /// List entries passed over by a match two entries on (pretended to have happened).
+    pub skipped: u64,
+    /// Prefetch batches started, and the blocks they fetched.
+    pub batches: u64,
+    pub prefetched: u64,
+    /// False prefetches dropped once their predicted access had passed.
+    pub flushed: u64,
+    /// The list was discarded as too often wrong.
+    pub dropped: bool,
 }
 
 /// Blocks that became present: a request the device completed, or one a block stage served
@@ -155,9 +203,34 @@ pub trait Prefetcher: std::any::Any + Send {
     /// block this prefetcher fetched into a policy that uses files
     /// ([`crate::cache::Policy::application_controlled`]); `None` (the default) has the engine
     /// place the block beside the demand reference that triggered the fetch.
-    fn file_of(&self, device: u32, block: u64) -> Option<crate::cache::FileBlock> {
+    fn file_of(&mut self, device: u32, block: u64) -> Option<crate::cache::FileBlock> {
         let _ = (device, block);
         None
+    }
+    /// Whether the prefetcher asks for [`CacheActions`] or takes access lists: the engine
+    /// calls [`Prefetcher::cache_actions`] only for one that answers `true`. Constant for the
+    /// prefetcher's life.
+    fn acts_on_cache(&self) -> bool {
+        false
+    }
+    /// Hands over (appending to `out`) the cache actions asked for since the last call. The
+    /// engine calls it after `on_access`, `on_complete` and each `file_of`, and carries them
+    /// out at once: calls go to the policy (if application-controlled), flushed blocks leave
+    /// the cache like evicted ones.
+    fn cache_actions(&mut self, out: &mut CacheActions) {
+        let _ = out;
+    }
+    /// Whether the prefetcher needs the applications' access lists (from hints).
+    fn wants_lists(&self) -> bool {
+        false
+    }
+    /// The access list of each process that gave one, before the run.
+    fn set_lists(&mut self, lists: std::collections::BTreeMap<u32, Vec<ListBlock>>) {
+        let _ = lists;
+    }
+    /// How each process's list did, by pid (for prefetchers with lists).
+    fn list_counts(&self) -> Vec<(u32, ListCounts)> {
+        Vec::new()
     }
 }
 
@@ -171,13 +244,13 @@ pub struct PrefetcherInfo {
 
 /// Every prefetcher iostack has.
 pub static PREFETCHERS: &[PrefetcherInfo] = &[none::INFO, obl::INFO, pm::INFO, pa::INFO, linux::INFO,
-    pmlast::INFO,
+    pmlast::INFO, ca::INFO,
 ];
 
 /// Builds a prefetcher from a spec such as `none`, `obl`, `pm:4`, `pa:degree=8` or
 /// `linux:max=128KiB`.
 pub fn build(spec: &str, page_size: u64) -> Result<Box<dyn Prefetcher>, ConfigError> {
-    let mut spec = ComponentSpec::parse("--prefetch", spec, &[("pm", "degree"), ("pa", "degree"), ("pmlast", "degree"), ("linux", "max"), ("obl", "mode")])?;
+    let mut spec = ComponentSpec::parse("--prefetch", spec, &[("pm", "degree"), ("pa", "degree"), ("pmlast", "degree"), ("linux", "max"), ("obl", "mode"), ("ca", "b")])?;
     let info = PREFETCHERS
         .iter()
         .find(|p| p.name == spec.name || p.aliases.contains(&spec.name.as_str()))

@@ -11,7 +11,7 @@ use crate::cache::{block_key, split_block_key, Access, Evicted, FileBlock, Key, 
 use crate::engine::processes::{file_block, Processes as Tracking};
 use crate::device::{Device, DeviceRequest, Service, SECTOR};
 use crate::layer::{Below, DeviceRef, Layer};
-use crate::prefetch::{BlockPresence, Completion, DemandAccess, Fetch, FileView, Prefetcher};
+use crate::prefetch::{BlockPresence, CacheActions, Completion, DemandAccess, Fetch, FileView, Prefetcher};
 use crate::sched::{Cause, IoRequest, Scheduler};
 use crate::trace::{Op, PageSize, Request};
 
@@ -147,6 +147,7 @@ pub struct EngineSettings {
 
 struct Presence<'a, P: ?Sized> {
     policy: &'a P,
+    capacity: u64,
     blocks: &'a BlockStates,
     evicted_reads: u32,
 }
@@ -160,6 +161,9 @@ impl<P: Policy + ?Sized> BlockPresence for Presence<'_, P> {
     #[inline]
     fn in_flight(&self, device: u32, block: u64) -> bool {
         self.blocks.get(block_key(device, block)).is_some_and(|s| s.flags & INFLIGHT != 0)
+    }
+    fn free_frames(&self) -> u64 {
+        self.capacity.saturating_sub(self.policy.occupied())
     }
 }
 
@@ -273,6 +277,9 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     /// The file block of the demand reference being made, and its disk block, for the files
     /// of the blocks prefetched around it.
     demand_file: Option<(u32, u64, FileBlock)>,
+    /// The prefetcher asks for cache actions ([`Prefetcher::acts_on_cache`]), gathered here.
+    prefetcher_acts: bool,
+    cache_acts: CacheActions,
 
     now: u64,
     seq: u64,
@@ -406,6 +413,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             pages: PageSize::new(s.page_size),
             s,
             capacity: policy.capacity(),
+            prefetcher_acts: prefetcher.acts_on_cache(),
             side_evictions: policy.has_side_evictions(),
             policy,
             prefetcher,
@@ -421,6 +429,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             tracking: None,
             tell_files: false,
             demand_file: None,
+            cache_acts: CacheActions::default(),
             now: 0,
             seq: 0,
             heap: BinaryHeap::new(),
@@ -527,6 +536,10 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     pub(crate) fn set_tracking(&mut self, t: Tracking) {
         self.tell_files = t.controlled_policy();
         self.tracking = Some(Box::new(t));
+    }
+
+    pub(crate) fn prefetcher_mut(&mut self) -> &mut F {
+        &mut self.prefetcher
     }
 
     /// The per-process cache counts, when tracked.
@@ -1050,7 +1063,35 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             let index = (fb.block + block).checked_sub(b)?;
             (d == device).then_some(FileBlock { file: fb.file, block: index })
         });
-        self.policy.next_file(fb);
+        if self.tell_files {
+            self.policy.next_file(fb);
+        }
+    }
+
+    /// Carries out what the prefetcher asked of the cache: caching calls to an
+    /// application-controlled policy, and flushes of false prefetches (released like
+    /// evictions; a flushed block whose read is still under way is simply not cached when
+    /// it completes).
+    #[inline(never)]
+    fn apply_cache_actions(&mut self) {
+        let mut acts = std::mem::take(&mut self.cache_acts);
+        self.prefetcher.cache_actions(&mut acts);
+        if self.tell_files {
+            for c in &acts.controls {
+                self.policy.control(c);
+            }
+        }
+        for &(d, b) in &acts.flush {
+            let key = block_key(d, b);
+            if self.policy.remove(key) {
+                self.c.cache.prefetch_flushed += 1;
+                self.release(key);
+                self.drain_side();
+            }
+        }
+        acts.controls.clear();
+        acts.flush.clear();
+        self.cache_acts = acts;
     }
 
     /// The slot of the request being started, taken on its first wait; counts one more wait.
@@ -1104,8 +1145,11 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         self.fetch_buf.clear();
         if !(hit && !marker && !in_flight && !prefetch_hit && self.prefetcher.on_plain_hit(pid, &file, req_pages)) {
             let a = DemandAccess { device, block, file, req_pages, hit, in_flight, marker, prefetch_hit, pid, time_ns: self.now };
-            let presence = Presence { policy: &*self.policy, blocks: &self.blocks, evicted_reads: self.evicted_reads };
+            let presence = Presence { policy: &*self.policy, capacity: self.capacity, blocks: &self.blocks, evicted_reads: self.evicted_reads };
             self.prefetcher.on_access(&a, &presence, &mut self.fetch_buf);
+            if self.prefetcher_acts {
+                self.apply_cache_actions();
+            }
         }
 
         let mut fetched_now = false;
@@ -1169,11 +1213,14 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 continue;
             }
             let acc = self.access(key, Op::Read, pid, Origin::Prefetch { set, index: i, len: f.blocks });
-            if self.tell_files {
+            if self.tell_files || self.prefetcher_acts {
                 self.tell_prefetch_file(f.device, block);
             }
             self.make_room(&acc);
             self.policy.insert(&acc);
+            if self.prefetcher_acts {
+                self.apply_cache_actions();
+            }
             let st = self.blocks.or_empty(key);
             st.flags |= INFLIGHT | PREFETCHED | if is_marker { MARKER } else { 0 };
             self.c.cache.prefetch_issued += 1;
@@ -1644,9 +1691,12 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     #[inline]
     fn fetch_complete(&mut self, r: &IoRequest, by_device: bool) {
         let done = Completion { op: r.op, device: r.device, block: r.block, blocks: r.blocks, cause: r.cause, pid: r.pid, by_device, time_ns: self.now };
-        let presence = Presence { policy: &*self.policy, blocks: &self.blocks, evicted_reads: self.evicted_reads };
+        let presence = Presence { policy: &*self.policy, capacity: self.capacity, blocks: &self.blocks, evicted_reads: self.evicted_reads };
         self.fetch_buf.clear();
         self.prefetcher.on_complete(&done, &presence, &mut self.fetch_buf);
+        if self.prefetcher_acts {
+            self.apply_cache_actions();
+        }
         if !self.fetch_buf.is_empty() {
             self.fetches_at_completion(r.pid);
         }
@@ -1783,6 +1833,13 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             })
             .collect();
         v.sort_by_key(|p| p.pid);
+        if self.prefetcher_acts {
+            for (pid, c) in self.prefetcher.list_counts() {
+                if let Ok(i) = v.binary_search_by_key(&pid, |p| p.pid) {
+                    v[i].hints = Some(c);
+                }
+            }
+        }
         if let Some(t) = &self.tracking {
             for c in t.results(true) {
                 if let Ok(i) = v.binary_search_by_key(&c.pid, |p| p.pid) {

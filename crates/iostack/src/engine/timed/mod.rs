@@ -26,6 +26,8 @@ mod config;
 mod blocks;
 mod engine;
 #[cfg(test)]
+mod ca_tests;
+#[cfg(test)]
 mod hook_tests;
 mod observers;
 pub mod preset;
@@ -161,11 +163,20 @@ impl TimedRun {
         }
         let prefetcher = crate::prefetch::build(&config.prefetch, config.page_size)?;
         let hints = config.hints.as_ref().map(|h| h.load()).transpose()?;
+        if prefetcher.wants_lists() {
+            match &hints {
+                Some(HintsSpec::File(_)) => {}
+                Some(HintsSpec::Oracle { .. }) => {
+                    return Err(ConfigError::new("--prefetch", format!("`{}` prefetches from the access lists of a hints file; the oracle gives none", prefetcher.name())))
+                }
+                None => return Err(ConfigError::new("--prefetch", format!("`{}` prefetches from the applications' access lists: give them with --hints", prefetcher.name()))),
+            }
+        }
         if hints.is_some() {
-            if !policy.application_controlled() {
+            if !policy.application_controlled() && !prefetcher.wants_lists() {
                 return Err(ConfigError::new(
                     "--hints",
-                    format!("hints apply to application-controlled policies (lrusp); `{}` is not one", policy.name()),
+                    format!("hints apply to application-controlled policies (lrusp) and to prefetching from access lists (ca); `{}` is neither", policy.name()),
                 ));
             }
             if config.processes != Processes::Trace {
@@ -290,7 +301,7 @@ impl TimedRun {
     /// Whether the run needs a pre-pass over the trace before replaying it ([`TimedRun::prepare`]):
     /// with an application-controlled policy, which is told each process's hints and exit.
     pub fn needs_plan(&self) -> bool {
-        with_engine!(&self.engine, e => crate::cache::Policy::application_controlled(e.policy()))
+        with_engine!(&self.engine, e => crate::cache::Policy::application_controlled(e.policy()) || e.prefetcher().wants_lists())
     }
 
     /// Sets up per-process counting (`per_process`) and, for an application-controlled policy,
@@ -298,14 +309,26 @@ impl TimedRun {
     /// with this run's table, as [`run_built`] opens it). The hints are checked against the
     /// trace: every pid and file they name must appear in it.
     pub fn prepare(&mut self, reader: Option<&mut dyn TraceReader>) -> Result<(), Error> {
+        let controlled = with_engine!(&self.engine, e => crate::cache::Policy::application_controlled(e.policy()));
+        let lists = with_engine!(&self.engine, e => e.prefetcher().wants_lists());
         let tracking = match reader {
             Some(reader) if self.needs_plan() => {
                 let oracle = matches!(self.hints.as_deref(), Some(HintsSpec::Oracle { .. }));
-                let plan = TracePlan::scan(reader, Some(self.config.page_size), oracle)?;
+                let plan = TracePlan::scan(reader, Some(self.config.page_size), oracle, lists)?;
                 if let Some(HintsSpec::File(h)) = self.hints.as_deref() {
                     h.validate(&plan.facts)?;
+                    if lists {
+                        let l = plan.access_lists(h);
+                        with_engine!(&mut self.engine, e => e.prefetcher_mut().set_lists(l));
+                    }
                 }
-                Tracking::controlled(self.hints.as_deref(), &plan)
+                if controlled {
+                    Tracking::controlled(self.hints.as_deref(), &plan)
+                } else if self.config.per_process {
+                    Tracking::counting()
+                } else {
+                    return Ok(());
+                }
             }
             _ if self.config.per_process => Tracking::counting(),
             _ => return Ok(()),

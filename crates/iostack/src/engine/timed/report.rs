@@ -138,6 +138,10 @@ pub struct CacheCounts {
     pub prefetch_issued: u64,
     pub prefetch_used: u64,
     pub prefetch_wasted: u64,
+    /// Of those, false prefetches the prefetcher flushed once their predicted access had
+    /// passed (`ca`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub prefetch_flushed: u64,
     pub prefetch_unused_at_end: u64,
     /// Blocks written to the device (eviction, flusher, write-through).
     pub writeback_blocks: u64,
@@ -291,6 +295,13 @@ pub struct ProcessReport {
     pub block_hits: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block_misses: Option<u64>,
+    /// How the process's access list predicted its accesses (a prefetcher with lists, `ca`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hints: Option<crate::prefetch::ListCounts>,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 /// A count per size in blocks, kept while the run goes on: sizes up to [`Self::DENSE`] in an
