@@ -54,3 +54,29 @@ def test_hints_file(tmp_path):
 def test_bad_hints_raise_value_error(hints, message):
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]").replace("`", "`")):
         iostack.simulate(loop_trace(n=10, rounds=1), policy="lrusp", hints=hints, mode="block", page_size=8192, cache_size=4)
+
+
+def write_loop_csv(path, n=1000, rounds=8):
+    """`loop_trace` as an iostack CSV file (the timed stack reads files)."""
+    lines = ["time_ns,offset,length,op,pid,device,file,file_offset,file_size"]
+    for i in range(n * rounds):
+        b = i % n
+        lines.append(f"{i},{b * 8192},8192,R,1,0,5,{b * 8192},")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_run_with_hints_and_per_process(tmp_path):
+    t = write_loop_csv(tmp_path / "loop.csv")
+    kw = dict(page_size=8192, cache_size=256, prefetch="none", device="fixed:1ms", locality=False)
+    lru = iostack.run(t, policy="lru", per_process=True, **kw)
+    assert lru["processes"][0]["block_misses"] == 8000
+    mru = iostack.run(t, policy="lrusp", hints=[{"pid": 1, "policy": "mru"}], **kw)
+    p = mru["processes"][0]
+    assert (p["block_misses"], p["misses"], p["device_requests"]) == (6208, 6208, 6208)
+    # The hints are echoed in the config, which re-runs as it is.
+    assert mru["config"]["hints"] == {"process": [{"pid": 1, "policy": "mru"}]}
+    again = iostack.run(t, config=mru)
+    assert again["processes"][0]["block_misses"] == 6208
+    with pytest.raises(ValueError, match="pid 7 makes no request"):
+        iostack.run(t, policy="lrusp", hints=[{"pid": 7, "policy": "mru"}], **kw)

@@ -24,6 +24,10 @@ CONFIG_FIELDS = (
 # The keys a preset (``preset="acfs-1"`` .. ``"acfs-6"``) sets; docs/policies.md, Presets.
 PRESET_KEYS = ("policy", "prefetch", "sched", "page_size", "cache", "max_request", "think")
 
+# Options whose value is itself a list (not a grid axis): disk-side layers, and hints given as
+# a list of process dicts.
+_LIST_VALUED = ("layers", "hints")
+
 
 def _load_config(config: Union[None, PathLike, Mapping[str, Any]]) -> dict:
     if config is None:
@@ -148,7 +152,7 @@ def run(
             raise TypeError("run() got both cache_size and its old name cache")
         cache_size = options.pop("cache")
     grid = isinstance(trace, (list, tuple)) or isinstance(cache_size, (list, tuple)) or any(
-        isinstance(v, (list, tuple)) and k != "layers" for k, v in options.items()
+        isinstance(v, (list, tuple)) and k not in _LIST_VALUED for k, v in options.items()
     )
     if grid:
         return _run_grid(trace, config, dump, locality, format, mapping, skip_invalid, cache_size, frame, jobs, options)
@@ -218,7 +222,7 @@ def _run_grid(trace, config, dump, locality, format, mapping, skip_invalid, cach
     for key, value in options.items():
         if key not in CONFIG_FIELDS:
             raise TypeError(f"run() got an unknown option {key!r}; valid: {', '.join(CONFIG_FIELDS)}")
-        if isinstance(value, (list, tuple)) and key != "layers":
+        if isinstance(value, (list, tuple)) and key not in _LIST_VALUED:
             axes[key] = list(value)
         elif value is not None:
             base[key] = value

@@ -23,15 +23,22 @@ fn sim_json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// D-C1's loop (one process reading 1,000 blocks of file 5 eight times) and hints making the
+/// process MRU, written into `dir`.
+fn mru_loop(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let trace = dir.join("loop.csv");
+    let refs: Vec<(u32, u64, u64)> = (0..8).flat_map(|_| (0..1000).map(|b| (1, 5, b))).collect();
+    write_trace(&trace, &refs);
+    let hints = dir.join("h.toml");
+    std::fs::write(&hints, "[[process]]\npid = 1\npolicy = \"mru\"\n").unwrap();
+    (trace, hints)
+}
+
 #[test]
 fn mru_loop_is_exact_through_a_hints_file() {
     // D-C1: N = 1000 blocks scanned 8 times in 256 frames: LRU 8000 misses, MRU 6208.
     let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("loop.csv");
-    let refs: Vec<(u32, u64, u64)> = (0..8).flat_map(|_| (0..1000).map(|b| (1, 5, b))).collect();
-    write_trace(&trace, &refs);
-    let hints = dir.path().join("h.toml");
-    std::fs::write(&hints, "[[process]]\npid = 1\npolicy = \"mru\"\n").unwrap();
+    let (trace, hints) = mru_loop(dir.path());
     let t = trace.to_str().unwrap();
     let base = ["sim", t, "--mode", "block", "--page-size", "8192", "--cache", "256", "--json"];
     let lru = sim_json(&[&base[..], &["--policy", "lru", "--per-process"]].concat());
@@ -128,11 +135,7 @@ fn run_delivers_hints_and_counts_per_process() {
     // D-C1 through the timed stack: the same MRU loop, with no prefetching, misses exactly as
     // in the miss-ratio engine, and each process reports its own references.
     let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("loop.csv");
-    let refs: Vec<(u32, u64, u64)> = (0..8).flat_map(|_| (0..1000).map(|b| (1, 5, b))).collect();
-    write_trace(&trace, &refs);
-    let hints = dir.path().join("h.toml");
-    std::fs::write(&hints, "[[process]]\npid = 1\npolicy = \"mru\"\n").unwrap();
+    let (trace, hints) = mru_loop(dir.path());
     let t = trace.to_str().unwrap();
     let base = ["run", t, "--page-size", "8192", "--cache", "256", "--prefetch", "none", "--device", "fixed:1ms", "--no-locality", "--json"];
     let p = |v: &serde_json::Value, k: &str| v["processes"][0][k].as_u64().unwrap();
@@ -185,8 +188,16 @@ fn run_refuses_bad_hints_naming_the_file_and_the_entry() {
     }
     let h = dir.path().join("ok.toml");
     std::fs::write(&h, "[[process]]\npid = 1\npolicy = \"lru\"\n").unwrap();
-    for (extra, want) in [(&["--policy", "lru"][..], "not one"), (&["--policy", "lrusp", "--processes", "one"][..], "processes = trace")] {
+    for (extra, want) in [(&["--policy", "lru"][..], "`lru` is neither"), (&["--policy", "lrusp", "--processes", "one"][..], "processes = trace")] {
         let o = iostack(&[&["run", trace.to_str().unwrap(), "--cache", "2", "--hints", h.to_str().unwrap()][..], extra].concat());
+        assert_eq!(o.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&o.stderr).contains(want), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    // Controlled-aggressive prefetching needs the lists of a hints file.
+    for (hints, want) in [(None, "give them with --hints"), (Some("oracle:lookahead=4"), "the oracle gives none")] {
+        let mut args = vec!["run", trace.to_str().unwrap(), "--cache", "2", "--policy", "lrusp", "--prefetch", "ca"];
+        args.extend(hints.map(|h| ["--hints", h]).into_iter().flatten());
+        let o = iostack(&args);
         assert_eq!(o.status.code(), Some(1));
         assert!(String::from_utf8_lossy(&o.stderr).contains(want), "{}", String::from_utf8_lossy(&o.stderr));
     }

@@ -577,11 +577,11 @@ pub fn run_stack_file(
     let stdin = path == Path::new("-");
     if stdin && stack.needs_plan() {
         return Err(ConfigError::new(
-            "--policy",
+            "--hints",
             format!(
-                "`{}` is application-controlled: a first pass over the trace finds each process's requests and files (for its hints and exits), \
+                "`{}` with `{}` reads the trace twice (a first pass finds each process's requests and files, for its hints, lists and exit), \
                  and standard input can be read only once: give the trace as a file",
-                stack.config.policy
+                stack.config.policy, stack.config.prefetch
             ),
         )
         .into());

@@ -511,10 +511,14 @@ impl TimedReport {
             }
         }
         for p in self.processes.iter().take(16) {
-            let cache = match (p.blocks, p.block_misses) {
+            let mut cache = match (p.blocks, p.block_misses) {
                 (Some(b), Some(m)) => format!("; {b} block references, {m} missed"),
                 _ => String::new(),
             };
+            if let Some(h) = p.hints {
+                let dropped = if h.dropped { ", list dropped" } else { "" };
+                cache += &format!("; hints {} matched, {} unpredicted, {} skipped{dropped}", h.matched, h.unpredicted, h.skipped);
+            }
             let _ = writeln!(s, "pid {:<6}{} requests, elapsed {}, mean response {}; device {} requests ({} blocks), mean response {}{cache}", p.pid, p.requests,
                 ms(p.elapsed_ns), ms(p.mean_response_ns as u64), p.device_requests, p.device_blocks_read + p.device_blocks_written, ms(p.device_mean_response_ns as u64));
         }
