@@ -19,8 +19,11 @@ CONFIG_FIELDS = (
     "policy", "cache", "page_size", "prefetch", "sched", "device", "layers", "queue_depth",
     "max_request", "replay", "think", "processes", "write_policy", "dirty_expire",
     "flush_interval", "file_sizes", "seed", "locality", "redcap", "ada", "hints", "per_process",
-    "device_request_locality",
+    "device_request_locality", "preset",
 )
+
+# The keys a preset (``preset="acfs-1"`` .. ``"acfs-6"``) sets; docs/policies.md, Presets.
+PRESET_KEYS = ("policy", "prefetch", "sched", "page_size", "cache", "max_request", "think")
 
 # Options whose value is itself a list (not a grid axis): disk-side layers, and hints given as
 # a list of process dicts.
@@ -116,6 +119,10 @@ def run(
         iostack.run("t.csv", policy="lru", prefetch="linux", sched="cscan",
                     device="hdd:st3400620as", cache="64MiB")
 
+    ``preset="acfs-1"`` .. ``"acfs-6"`` (the ACFS paper's six configurations; docs/policies.md)
+    sets policy, prefetch, sched, page size, cache, max request and think time over the config
+    file's; the other options given override it.
+
     ``device`` is one spec for every device id of the trace, or a map giving each device id its
     own device and scheduler: ``{0: "hdd:wd7200", 1: "ssd:x25m"}`` or ``"0=hdd:wd7200,1=ssd:x25m"``
     (the result then has one entry per device under ``devices``).
@@ -155,6 +162,10 @@ def run(
     if not isinstance(trace, (str, os.PathLike)):
         raise ValueError(f"trace: expected a path, got {type(trace).__name__}")
     cfg = _load_config(config)
+    if options.get("preset") is not None:
+        # The keyword's preset overrides the config file's keys; other keywords override it.
+        for key in PRESET_KEYS:
+            cfg.pop(key, None)
     policy_class = None
     if "policy" in options:
         from iostack.policy import check_policy_arg, is_policy_class, policy_name

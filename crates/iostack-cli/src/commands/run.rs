@@ -3,8 +3,8 @@
 //! requests, disk sequence sizes and response times.
 //!
 //! The stack is a `StackConfig`: defaults, then `--config FILE` (TOML or JSON; a whole `--json`
-//! result is accepted too, so any result re-runs exactly), then the flags given. The resolved
-//! config is echoed in every result.
+//! result is accepted too, so any result re-runs exactly), then `--preset` (the keys it sets),
+//! then the other flags given. The resolved config is echoed in every result.
 
 use std::path::PathBuf;
 
@@ -23,6 +23,11 @@ pub struct Args {
     /// flags given on the command line override it.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// A named configuration (`acfs-1` .. `acfs-6`: the ACFS paper's six file systems; see
+    /// docs/policies.md): sets policy, prefetch, sched, page size, cache, max request and think
+    /// time over the config file's; the other flags given override it.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
     /// Replacement policy spec (`iostack policies`), e.g. `lru`, `arc`.
     #[arg(long)]
     pub policy: Option<String>,
@@ -140,6 +145,9 @@ pub fn stack_config(args: &Args) -> anyhow::Result<StackConfig> {
         }
         None => StackConfig::default(),
     };
+    if let Some(name) = &args.preset {
+        iostack::engine::timed::preset::find("--preset", name)?.apply(&mut c);
+    }
     let s = |v: &Option<String>, f: &mut String| {
         if let Some(v) = v {
             *f = v.clone();

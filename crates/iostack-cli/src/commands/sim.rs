@@ -37,13 +37,19 @@ pub struct Args {
     pub trace: PathBuf,
     /// Policies, comma-separated, each optionally with parameters: `lru,arc,slru:segments=4`.
     /// See `iostack policies`.
-    #[arg(short, long, required = true, num_args = 1)]
+    #[arg(short, long, required_unless_present = "preset", num_args = 1)]
     pub policy: Vec<String>,
     /// Cache sizes, comma-separated: counts (objects, or blocks in block mode; bytes in sized
     /// object mode), byte sizes such as 64MiB, or fractions of the trace's footprint in the
     /// cache's unit: `0.1%,1%,10%` or `0.001,0.01,0.1`.
-    #[arg(short, long, required = true, value_delimiter = ',')]
+    #[arg(short, long, required_unless_present = "preset", value_delimiter = ',')]
     pub cache: Vec<String>,
+    /// A named configuration's caching: `acfs-1` (global LRU) or `acfs-4` (LRU-SP with the
+    /// hints' application control); sets the policy, block mode with 8 KiB pages and a 6.4MB
+    /// cache, each overridden by its own flag. The other ACFS presets differ from these only in
+    /// prefetching and scheduling, which `iostack run` models.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
     /// Trace format (see `iostack formats`); detected when omitted.
     #[arg(short, long)]
     pub format: Option<String>,
@@ -51,15 +57,15 @@ pub struct Args {
     /// docs/formats.md).
     #[arg(long)]
     pub mapping: Option<String>,
-    /// Object mode (one object per request) or block mode (pages).
-    #[arg(short, long, value_enum, default_value_t = ModeArg::Object)]
-    pub mode: ModeArg,
+    /// Object mode (one object per request, the default) or block mode (pages).
+    #[arg(short, long, value_enum)]
+    pub mode: Option<ModeArg>,
     /// Object mode: every object has size 1 and the cache counts objects.
     #[arg(long)]
     pub unit_size: bool,
-    /// Block mode: page size (bytes, or e.g. 4KiB).
-    #[arg(long, default_value = "4096")]
-    pub page_size: String,
+    /// Block mode: page size (bytes, or e.g. 4KiB; default 4096).
+    #[arg(long)]
+    pub page_size: Option<String>,
     /// Count and skip malformed lines or records instead of stopping at the first.
     #[arg(long)]
     pub skip_invalid: bool,
@@ -132,6 +138,30 @@ pub fn mode(mode: ModeArg, unit_size: bool, page_size: &str) -> Result<(Mode, u6
     })
 }
 
+/// Fills in what preset `name` sets and the flags did not: its policy, block mode, its page
+/// size and its cache size. Only presets whose configuration differs in caching are accepted.
+fn apply_preset(args: &mut Args, name: &str) -> Result<(), ConfigError> {
+    let p = iostack::engine::timed::preset::find("--preset", name)?;
+    if p.prefetch != "obl:seq" {
+        let same = if p.number() <= 3 { "acfs-1" } else { "acfs-4" };
+        return Err(ConfigError::new(
+            "--preset",
+            format!("{} differs from {same} only in prefetching and scheduling, which `iostack sim` does not model: use `iostack run --preset {}`, or `--preset {same}` for its caching", p.name, p.name),
+        ));
+    }
+    let settings = p.settings();
+    let get = |key: &str| settings.iter().find(|(k, _)| *k == key).map(|(_, v)| v.as_str().map_or_else(|| v.to_string(), str::to_string)).expect("an ACFS preset sets the key");
+    if args.policy.is_empty() {
+        args.policy = vec![get("policy")];
+    }
+    if args.cache.is_empty() {
+        args.cache = vec![get("cache")];
+    }
+    args.mode.get_or_insert(ModeArg::Block);
+    args.page_size.get_or_insert_with(|| get("page_size"));
+    Ok(())
+}
+
 /// Runs a sweep, with a progress spinner on stderr when `show` is set.
 pub fn run_sweep(source: &dyn TraceSource, runs: &[RunSpec], cfg: &SweepConfig, page_size: u64, show: bool) -> anyhow::Result<Vec<SimResult>> {
     with_spinner(show, runs.len(), |progress| sweep(source, runs, cfg, page_size, progress))
@@ -166,7 +196,11 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     if let Some(dir) = &args.plot {
         return Err(super::report::python_only(&format!("--plot {}", dir.display())));
     }
-    let (mode, page_size) = mode(args.mode, args.unit_size, &args.page_size)?;
+    let mut args = args;
+    if let Some(name) = args.preset.clone() {
+        apply_preset(&mut args, &name)?;
+    }
+    let (mode, page_size) = mode(args.mode.unwrap_or(ModeArg::Object), args.unit_size, args.page_size.as_deref().unwrap_or("4096"))?;
     let policies = split_policies(&args.policy)?;
     iostack::engine::sim::check_runs(&policies, &args.cache, mode)?;
     crate::output::check_table_path(args.output.as_deref())?;

@@ -31,7 +31,11 @@
 //!
 //! Without placeholders a foolish process hurts others; without swapping a smart one loses its
 //! advantage (l.449-460): `lrusp:swap=off` and `lrusp:placeholders=off` turn each mechanism off
-//! so that this can be measured.
+//! so that this can be measured. `lrusp:calls=off` ignores the applications' level policies and
+//! file priorities: every process then has the kernel's default LRU for its own blocks, the
+//! caching of ACFS's configurations 2 and 3 (LRU-SP allocation, LRU replacement in every
+//! application, l.898-901); temporary priorities still apply, since the controlled-aggressive
+//! prefetcher steers its victims with them.
 //!
 //! A managing process (one that made a caching call, [`CacheControl::SetPolicy`]) has a manager
 //! (ACM, §4.1-4.2, l.502-565, l.627-641): its blocks fall into pools by priority, the file's
@@ -59,11 +63,13 @@ use crate::error::ConfigError;
 pub const INFO: PolicyInfo = PolicyInfo {
     name: "lrusp",
     aliases: &["lru-sp"],
-    summary: "ACFS's LRU-SP allocation: global LRU, owner-chosen victims, swapping and placeholders (swap=on|off, placeholders=on|off)",
+    summary: "ACFS's LRU-SP allocation: global LRU, owner-chosen victims, swapping and placeholders (swap=on|off, placeholders=on|off, calls=on|off: off ignores level policies and file priorities)",
     build: |capacity, params: &mut Params| -> Result<Box<dyn Policy>, ConfigError> {
         let swap = params.bool("swap", true)?;
         let placeholders = params.bool("placeholders", true)?;
-        Ok(Box::new(LruSp::new(capacity, swap, placeholders)))
+        let mut p = LruSp::new(capacity, swap, placeholders);
+        p.calls = params.bool("calls", true)?;
+        Ok(Box::new(p))
     },
 };
 
@@ -137,6 +143,8 @@ pub struct LruSp {
     capacity: u64,
     swap: bool,
     placeholders: bool,
+    /// Whether the applications' caching calls are followed (off: every process is LRU).
+    calls: bool,
     blocks: KeyMap<Block>,
     occupied: u64,
     /// The global list: stamp to key, smallest stamp at the LRU end.
@@ -160,6 +168,7 @@ impl LruSp {
             capacity,
             swap,
             placeholders,
+            calls: true,
             blocks: KeyMap::default(),
             occupied: 0,
             global: BTreeMap::new(),
@@ -441,6 +450,11 @@ impl Policy for LruSp {
 
     fn control(&mut self, c: &CacheControl) -> bool {
         match *c {
+            // With calls off the process still manages its blocks (LRU at every level), so
+            // that temporary priorities (the prefetcher's steering of victims) apply.
+            CacheControl::SetPolicy { pid, .. } | CacheControl::SetPriority { pid, .. } if !self.calls => {
+                self.manager(pid);
+            }
             CacheControl::SetPolicy { pid, prio, policy } => {
                 self.manager(pid).levels.insert(prio, policy);
             }

@@ -7,6 +7,9 @@
 //! parameterised (block numbers, seeds) so that tests can vary them.
 
 pub mod acfs_fig1;
+pub mod acfs_multi;
+pub mod acfs_runs;
+pub mod acfs_single;
 pub mod affinity_disk_size;
 pub mod affinity_extremes;
 pub mod affinity_scheduler;
@@ -250,6 +253,10 @@ pub static REPROS: &[ReproInfo] = &[
     dulo_sensitivity::INFO_FIG7,
     affinity_extremes::INFO,
     acfs_fig1::INFO,
+    acfs_single::INFO_FIG4_5,
+    acfs_single::INFO_FIG6_7,
+    acfs_multi::INFO_FIG8_9,
+    acfs_multi::INFO_FIG10_11,
     affinity_disk_size::INFO,
     affinity_scheduler::INFO,
     kdsim_accuracy::INFO,

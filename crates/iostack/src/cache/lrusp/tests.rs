@@ -175,6 +175,15 @@ fn mru_loop_exact() {
     assert_eq!(mm, n + (r - 1) * (n - c));
 }
 
+#[test]
+fn calls_off_leaves_every_process_lru() {
+    // The MRU loop again, its caching call ignored: LRU's N*R misses, as global LRU.
+    let mut p = crate::cache::build("lrusp:calls=off", 256).unwrap();
+    set_policy(p.as_mut(), 1, LevelPolicy::Mru);
+    let misses: u64 = (0..4).flat_map(|_| 0..1000u64).map(|k| !get(p.as_mut(), 1, k) as u64).sum();
+    assert_eq!(misses, 4000);
+}
+
 /// What a process does with its cache in the criteria tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
@@ -250,6 +259,20 @@ proptest! {
         for i in 0..3 {
             prop_assert!(got[i] <= base[i], "process {}: lrusp {:?} lru {:?}", i + 1, got, base);
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// (ii) beside (iii): a foolish process (MRU or LRU on its own blocks, whatever its pattern)
+    /// makes neither a smart process nor an oblivious one suffer more misses than under global
+    /// LRU.
+    #[test]
+    fn foolish_process_hurts_neither_a_smart_nor_an_oblivious_one((k, refs) in interleaving(), fool in prop_oneof![Just(Role::Lru), Just(Role::Mru)]) {
+        let base = lru_misses(k, &refs);
+        let got = misses(&mut LruSp::new(k, true, true), &refs, [Role::Smart, fool, Role::Oblivious]);
+        prop_assert!(got[0] <= base[0] && got[2] <= base[2], "lrusp {:?} lru {:?}", got, base);
     }
 }
 

@@ -112,6 +112,10 @@ pub struct StackConfig {
     /// 512 × 128 KiB, 5 µs per block copied) or `size=64MiB,segment=128KiB,hit=5us`; absent: none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redcap: Option<String>,
+    /// The preset the config started from (`acfs-1` .. `acfs-6`, see [`super::preset`]): it
+    /// set its keys, which the echo shows; keys given beside it override it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
     /// Application hints for an application-controlled policy (`lrusp`) and the `ca`
     /// prefetcher: a path to a TOML hints file, `oracle:lookahead=N`, or the hints themselves
     /// in the file's layout (`{ process = [...] }`; see docs/policies.md). Needs `processes =
@@ -177,6 +181,7 @@ impl Default for StackConfig {
             seed: 0,
             locality: true,
             redcap: None,
+            preset: None,
             hints: None,
             per_process: false,
             ada: None,
@@ -219,10 +224,28 @@ impl StackConfig {
             let v: toml::Value = toml::from_str(t).map_err(|e| ConfigError::new(origin, format!("not valid TOML: {e}")))?;
             serde_json::to_value(v).map_err(|e| ConfigError::new(origin, e.to_string()))?
         };
-        let value = match value.get("config") {
+        let mut value = match value.get("config") {
             Some(inner) if inner.is_object() => inner.clone(),
             _ => value,
         };
+        // A preset sets its keys first; the text's own keys override them.
+        if let Some(name) = value.get("preset").filter(|v| !v.is_null()) {
+            let at = |msg: String| {
+                let line = line_of_key(text, "preset").map(|n| format!(", line {n}")).unwrap_or_default();
+                ConfigError::new(format!("{origin}: key `preset`{line}"), msg)
+            };
+            let name = name.as_str().ok_or_else(|| at(format!("expected a preset name (a string), got {name}")))?;
+            let preset = super::preset::find("preset", name).map_err(|e| at(e.message))?;
+            let mut base = serde_json::Map::new();
+            for (k, v) in preset.settings() {
+                base.insert(k.to_string(), v);
+            }
+            if let Some(obj) = value.as_object() {
+                base.extend(obj.clone());
+            }
+            base.insert("preset".into(), serde_json::Value::from(preset.name));
+            value = serde_json::Value::Object(base);
+        }
         serde_json::from_value(value.clone()).map_err(|e| {
             // serde names the type that did not fit, not the key: find the key whose value
             // alone fails, and its line in the text.

@@ -31,6 +31,7 @@ mod ca_tests;
 mod hook_tests;
 mod observers;
 mod probe_set;
+pub mod preset;
 mod report;
 
 pub use config::{FileSizes, HintsConfig, Processes, Replay, Resolved, StackConfig, Think, WritePolicy};

@@ -1,0 +1,198 @@
+//! The runs behind the ACFS paper's measurements (Cao, Felten, Karlin, Li, ACM TOCS,
+//! papers/002, §5, l.770-1135; `specs/acfs.md` §1.7 and §2): its applications, alone or in
+//! pairs, under its six file system configurations (the presets `acfs-1` .. `acfs-6`,
+//! [`crate::engine::timed::preset`]), through the timed engine.
+//!
+//! - **Applications** are iostack's ACFS generators ([`crate::workload::acfs`]) with their hints.
+//!   Each process computes between its block reads for a CPU time per 8 KiB block that the paper
+//!   does not give (its Figures 4-5 show the split of elapsed time into CPU and I/O only as bars):
+//!   the values in [`APPS`] are assumed, chosen so that each application is I/O-bound or
+//!   CPU-bound as §5.3 describes it (din's non-overlapped I/O "quite small", l.965-968; the
+//!   others I/O-intensive, l.780-783).
+//! - **Disks** (l.913-925): CScope, Dinero and Glimpse on the RZ56, Postgres and Andrew on the
+//!   RZ26 (`hdd:rz56`, `hdd:rz26`). A pair whose applications use different disks runs on two
+//!   devices, each with its own scheduler; otherwise both share one.
+//! - **Measures**: elapsed time (until every process finished), block I/Os (blocks the devices
+//!   read and wrote), average disk access latency (device busy time per device request: the
+//!   duration from issue to the disk to completion, l.1007-1009, without the time queued before
+//!   it), per process its elapsed time and block I/Os.
+
+use crate::engine::timed::{preset, HintsConfig, StackConfig, TimedReport, TimedRun};
+use crate::error::Error;
+use crate::hints::Hints;
+use crate::trace::{Request, VecReader};
+use crate::workload::{acfs, Arrival, Common, GenParams};
+
+/// One of the paper's applications.
+#[derive(Debug, Clone, Copy)]
+pub struct App {
+    /// The paper's name (`cs1`).
+    pub name: &'static str,
+    /// The generator (`acfs-cs1`).
+    pub generator: &'static str,
+    /// CPU time per block read (assumed; see the module's comment).
+    pub cpu_us: u64,
+    /// The paper's disk (`rz56` or `rz26`).
+    pub disk: &'static str,
+    /// Generator parameters of the reduced size tests use (about a third of the paper's data).
+    pub small: &'static str,
+}
+
+/// The paper's applications, in its figures' order, and the Andrew benchmark.
+pub const APPS: &[App] = &[
+    App { name: "cs1", generator: "acfs-cs1", cpu_us: 2000, disk: "rz56", small: "queries=4,db_mb=3" },
+    App { name: "cs2", generator: "acfs-cs2", cpu_us: 2000, disk: "rz56", small: "patterns=2,mb=6" },
+    App { name: "cs3", generator: "acfs-cs3", cpu_us: 2000, disk: "rz56", small: "patterns=2,mb=3.5" },
+    App { name: "din", generator: "acfs-din", cpu_us: 4000, disk: "rz56", small: "passes=5,mb=2.7" },
+    App { name: "gli", generator: "acfs-gli", cpu_us: 2000, disk: "rz56", small: "queries=3" },
+    App { name: "psel1", generator: "acfs-psel1", cpu_us: 1000, disk: "rz26", small: "" },
+    App { name: "psel2", generator: "acfs-psel2", cpu_us: 1000, disk: "rz26", small: "" },
+    App { name: "andrew", generator: "acfs-andrew", cpu_us: 20000, disk: "rz26", small: "files=40" },
+];
+
+/// Looks an application up by its paper name.
+pub fn app(name: &str) -> &'static App {
+    APPS.iter().find(|a| a.name == name).unwrap_or_else(|| panic!("no application {name}"))
+}
+
+/// The paper's cache sizes (l.893-894), and their share at the reduced size.
+pub const CACHES: [&str; 2] = ["6.4MB", "12MB"];
+
+/// Workload size: the paper's, or reduced (a third of the data and of the cache) for tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scale {
+    Paper,
+    Small,
+}
+
+impl Scale {
+    /// The cache size to run for one of [`CACHES`].
+    pub fn cache(self, paper: &str) -> String {
+        match (self, paper) {
+            (Scale::Paper, c) => c.to_string(),
+            (Scale::Small, "6.4MB") => "2.2MB".into(),
+            (Scale::Small, _) => "4MB".into(),
+        }
+    }
+}
+
+/// What one run gives.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Outcome {
+    /// Until every process finished (ms).
+    pub elapsed_ms: f64,
+    /// Blocks the devices read and wrote.
+    pub block_ios: u64,
+    pub device_requests: u64,
+    /// Device busy time per device request (ms).
+    pub latency_ms: f64,
+    /// Per process, in pid order.
+    pub processes: Vec<ProcessOutcome>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ProcessOutcome {
+    pub pid: u32,
+    pub app: String,
+    pub elapsed_ms: f64,
+    pub block_ios: u64,
+}
+
+/// The applications of a run: each runs as pid 1, 2, ... in this order.
+pub fn devices_of(apps: &[&App]) -> Vec<u32> {
+    let two = apps.iter().any(|a| a.disk != apps[0].disk);
+    apps.iter().map(|a| if two && a.disk == "rz26" { 1 } else { 0 }).collect()
+}
+
+/// The requests (merged in time order) and hints of `apps` running together.
+pub fn workload(apps: &[&App], scale: Scale) -> Result<(Vec<Request>, Hints), Error> {
+    let devices = devices_of(apps);
+    let mut reqs = Vec::new();
+    let mut hints = Hints { source: apps.iter().map(|a| a.name).collect::<Vec<_>>().join("+"), processes: Vec::new() };
+    for (i, a) in apps.iter().enumerate() {
+        let mut text = format!("pid={},device={}", i + 1, devices[i]);
+        if scale == Scale::Small && !a.small.is_empty() {
+            text += &format!(",{}", a.small);
+        }
+        let common = Common { arrival: Arrival::Fixed { interarrival_ns: a.cpu_us * 1000 }, ..Common::default() };
+        let (r, h) = acfs::generate(a.generator, &common, &mut GenParams::parse(a.generator, &text)?)?;
+        reqs.extend(r);
+        hints.processes.extend(h.processes);
+    }
+    // Stable: at equal times the earlier application's request first.
+    reqs.sort_by_key(|r| r.time_ns);
+    Ok((reqs, hints))
+}
+
+/// The drives' own cache is off: the presets' read-ahead buffers are assumptions (the paper
+/// gives none), and in iostack's model they never hit on these workloads while they slow each
+/// request that follows a nearby one (see docs/reproductions.md, ACFS Figures 4-5).
+pub const DRIVE: &str = "cache=off";
+
+/// The stack of configuration `config` (1 to 6) with cache `cache` for `apps`.
+pub fn stack(config: usize, cache: &str, apps: &[&App]) -> StackConfig {
+    let mut c = StackConfig::default();
+    preset::PRESETS[config - 1].apply(&mut c);
+    c.cache = cache.to_string();
+    c.locality = false;
+    let devices = devices_of(apps);
+    c.device = if devices.contains(&1) {
+        let disk = |d: u32| apps.iter().zip(&devices).find(|(_, &x)| x == d).map(|(a, _)| a.disk).expect("an application on the device");
+        format!("0=hdd:{},{DRIVE},1=hdd:{},{DRIVE}", disk(0), disk(1))
+    } else {
+        format!("hdd:{},{DRIVE}", apps[0].disk)
+    };
+    c
+}
+
+/// Runs `requests` through `config`, with `hints` (inline) when its policy is LRU-SP.
+pub fn run_stack(config: &StackConfig, requests: Vec<Request>, hints: &Hints) -> Result<TimedReport, Error> {
+    let mut config = config.clone();
+    if config.policy.starts_with("lrusp") && !hints.processes.is_empty() {
+        let mut hints = hints.clone();
+        if config.policy.contains("calls=off") {
+            // Configurations 2-3: the applications give their lists, not their caching.
+            for p in &mut hints.processes {
+                p.temp.clear();
+            }
+        }
+        let t: toml::Value = toml::from_str(&hints.to_toml()).expect("hints written as TOML read back");
+        config.hints = Some(HintsConfig::Inline(serde_json::to_value(t).expect("TOML converts to JSON")));
+    }
+    let run = TimedRun::new(&config)?;
+    run.run(&mut VecReader::new(requests))
+}
+
+/// The measures of a report for `apps`.
+pub fn outcome(rep: &TimedReport, apps: &[&App]) -> Outcome {
+    let busy: u64 = rep.device_busy_ns;
+    Outcome {
+        elapsed_ms: rep.elapsed_ns as f64 / 1e6,
+        block_ios: rep.device.blocks_read + rep.device.blocks_written,
+        device_requests: rep.device_requests,
+        latency_ms: if rep.device_requests == 0 { 0.0 } else { busy as f64 / rep.device_requests as f64 / 1e6 },
+        processes: rep
+            .processes
+            .iter()
+            .map(|p| ProcessOutcome {
+                pid: p.pid,
+                app: apps.get(p.pid as usize - 1).map_or("?", |a| a.name).to_string(),
+                elapsed_ms: p.elapsed_ns as f64 / 1e6,
+                block_ios: p.device_blocks_read + p.device_blocks_written,
+            })
+            .collect(),
+    }
+}
+
+/// Runs `apps` together under configuration `config` (1 to 6) with cache `cache`; `tweak`
+/// changes the stack first (e.g. the batch size).
+pub fn run(apps: &[&App], config: usize, cache: &str, scale: Scale, tweak: impl FnOnce(&mut StackConfig)) -> Result<Outcome, Error> {
+    let (reqs, hints) = workload(apps, scale)?;
+    let mut c = stack(config, &scale.cache(cache), apps);
+    tweak(&mut c);
+    Ok(outcome(&run_stack(&c, reqs, &hints)?, apps))
+}
+
+/// The configurations' short names, as the paper's figures label them.
+pub const CONFIG_NAMES: [&str; 6] = ["LRU", "LRU+pf", "LRU+pf+sched", "AC", "AC+pf", "AC+pf+sched"];
