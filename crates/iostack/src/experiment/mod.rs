@@ -49,7 +49,7 @@ pub enum Kind {
 }
 
 /// Options of `iostack sim` an experiment may set (besides the cache size).
-pub const SIM_OPTIONS: &[&str] = &["policy", "mode", "unit_size", "page_size", "format", "skip_invalid"];
+pub const SIM_OPTIONS: &[&str] = &["policy", "mode", "unit_size", "page_size", "format", "skip_invalid", "interval"];
 /// Options of `iostack run` an experiment may set besides the stack configuration's fields.
 pub const RUN_TRACE_OPTIONS: &[&str] = &["format", "mapping", "skip_invalid"];
 
