@@ -202,7 +202,7 @@ fn run_timed_point(trace: &TraceSpec, p: &PointSpec) -> Result<Row, Error> {
             "cache_size" => {
                 config.insert("cache".into(), Value::from(text(v)));
             }
-            "cache" | "max_request" | "think" | "dirty_expire" | "flush_interval" => {
+            "cache" | "max_request" | "think" | "dirty_expire" | "flush_interval" | "interval" => {
                 config.insert(k.clone(), Value::from(text(v)));
             }
             _ => {
@@ -218,6 +218,9 @@ fn run_timed_point(trace: &TraceSpec, p: &PointSpec) -> Result<Row, Error> {
     row.set("cache_size", report.resolved.get("cache_blocks").cloned().unwrap_or_default());
     row.set("cache_unit", "blocks");
     row.extend(table::flatten(&report, ""));
+    if let Some(s) = &report.series {
+        row.set(SERIES_CELL, serde_json::to_string(&s.points).expect("series serialize"));
+    }
     Ok(row)
 }
 

@@ -112,6 +112,10 @@ pub struct StackConfig {
     /// 512 × 128 KiB, 5 µs per block copied) or `size=64MiB,segment=128KiB,hit=5us`; absent: none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redcap: Option<String>,
+    /// Report figures per interval of virtual time (`1h`, `10s`) or of issued requests
+    /// (`100000req`) under `series` in the result; absent: no series.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<String>,
 }
 
 impl Default for StackConfig {
@@ -136,6 +140,7 @@ impl Default for StackConfig {
             seed: 0,
             locality: true,
             redcap: None,
+            interval: None,
         }
     }
 }
@@ -148,6 +153,7 @@ pub struct Resolved {
     pub think: Think,
     pub dirty_expire_ns: u64,
     pub flush_interval_ns: u64,
+    pub interval: Option<crate::engine::series::Interval>,
 }
 
 /// The 1-based line of `text` (TOML or JSON) where `key` is set, if one is found.
@@ -234,7 +240,8 @@ impl StackConfig {
         if flush_interval_ns < 1_000_000 {
             return Err(ConfigError::new("--flush-interval", "the flusher interval must be at least 1ms (it wakes every interval)"));
         }
-        Ok(Resolved { cache_blocks, max_request_blocks: max_request_blocks as u32, think, dirty_expire_ns, flush_interval_ns })
+        let interval = self.interval.as_deref().map(|t| crate::engine::series::Interval::parse("--interval", t)).transpose()?;
+        Ok(Resolved { cache_blocks, max_request_blocks: max_request_blocks as u32, think, dirty_expire_ns, flush_interval_ns, interval })
     }
 }
 
