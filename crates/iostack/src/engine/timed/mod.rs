@@ -35,7 +35,7 @@ pub mod series;
 pub use config::{FileSizes, Processes, Replay, Resolved, StackConfig, Think, WritePolicy};
 pub use engine::{Boundary, BoundaryObserver};
 pub use observers::{DumpObserver, ProbeObserver, SharedProbe};
-pub use latency_log::LatencyLog;
+pub use latency_log::{LatencyLog, HEADER as LATENCY_LOG_HEADER};
 pub use report::{BlkCounts, BlkReport, BoundaryLocality, DeviceReport, DeviceResponse, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, ResponseReport, SchedCounts, TimedReport};
 
 use std::any::Any;

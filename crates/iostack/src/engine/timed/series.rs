@@ -132,6 +132,11 @@ impl SeriesCounter {
             Interval::Requests(_) => end_ns,
         };
         self.close(end, counts);
+        // An idle event after the run's end (a flusher wake-up) may have closed the last
+        // interval at its boundary: it ends with the run.
+        if let Some(last) = self.points.last_mut() {
+            last.end_ns = last.end_ns.min(end_ns).max(last.start_ns);
+        }
         TimedSeries { unit: self.interval.unit().to_string(), width: self.interval.width(), points: self.points }
     }
 }
