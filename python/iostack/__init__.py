@@ -9,7 +9,7 @@ plots and reports on top.
 
 from iostack._core import __version__
 
-__all__ = ["__version__", "policies", "read_trace", "simulate", "analyze", "Analysis", "run", "sweep", "Policy", "Access"]
+__all__ = ["__version__", "policies", "read_trace", "simulate", "analyze", "Analysis", "run", "sweep", "series", "Policy", "Access"]
 
 # The public functions live in submodules that are imported on first use (PEP 562), so that the
 # `iostack` console command, which imports this package, starts without loading them (nor
@@ -24,8 +24,9 @@ _LAZY = {
     "Policy": "iostack.policy",
     "Access": "iostack.policy",
     "sweep": "iostack.experiment",
+    "series": "iostack.intervals",
 }
-_SUBMODULES = ("_sim", "analysis", "timed", "plots", "cli", "policy", "experiment")
+_SUBMODULES = ("_sim", "analysis", "timed", "plots", "cli", "policy", "experiment", "intervals")
 
 
 def __getattr__(name):
