@@ -95,3 +95,61 @@ def test_cli_writes_the_series_beside_the_output(shared, tmp_path):
     assert sum(1 for _ in open(tmp_path / "lat.csv")) == result["device_requests"] + 1
     bad = cli("run", trace, "--interval", "auto")
     assert bad.returncode != 0 and "--interval" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def _not_blank(path):
+    import matplotlib.image
+    import numpy as np
+
+    img = matplotlib.image.imread(str(path))
+    assert img.ndim == 3 and img.shape[0] > 200 and img.shape[1] > 300, path
+    assert len(np.unique(img.reshape(-1, img.shape[2])[:, :3], axis=0)) > 20, path
+
+
+def _plot_cli(*args):
+    return subprocess.run([sys.executable, "-m", "iostack.cli", *map(str, args)], capture_output=True, text=True)
+
+
+def test_series_and_response_cdf_plots(shared, tmp_path):
+    trace = shared(*MSR)
+    # iostack run --plot: the response CDF from the histogram, and the series.
+    r = _plot_cli("run", trace, "--cache", "4MiB", "--no-locality", "--interval", "100ms", "--plot", tmp_path / "run")
+    assert r.returncode == 0, r.stderr
+    assert {p.stem for p in (tmp_path / "run").glob("*.png")} == {"sequences", "response", "processes", "series"}
+    for p in (tmp_path / "run").glob("*.png"):
+        _not_blank(p)
+    runs = [iostack.run(trace, policy=p, prefetch=f, cache_size="4MiB", interval="100ms", locality=False).attrs["results"][0]
+            for p, f in [("lru", "linux"), ("lru", "none")]]
+    ax = iostack.plot.response_cdf(runs)
+    # A true CDF: one step per histogram bucket, ending at 1.
+    line = ax.get_lines()[0]
+    assert len(line.get_xdata()) == len(runs[0]["response"]["histogram"]) + 1 and line.get_ydata()[-1] == 1.0
+    axes = iostack.plot.series(runs)
+    assert len(axes) == 3 and [l.get_label() for l in axes[0].get_lines()] == ["linux", "none"]
+    assert axes[0].get_xlabel() == "virtual time (s)" and axes[1].get_ylabel() == "device busy time (ms)"
+    # iostack sim --plot with --interval adds the hit ratio over time.
+    r = _plot_cli("sim", trace, "--policy", "lru,arc", "--cache", "1%", "--mode", "block", "--interval", "30s", "--plot", tmp_path / "sim")
+    assert r.returncode == 0, r.stderr
+    assert {p.stem for p in (tmp_path / "sim").glob("*.png")} == {"mrc", "series"}
+    _not_blank(tmp_path / "sim" / "series.png")
+    s = iostack.simulate(trace, policy=["lru", "arc"], cache_size="10%", mode="block", interval="200req")
+    ax = iostack.plot.series(s)[0]
+    assert ax.get_xlabel() == "request index (start of interval)"
+    # Each run's line has one step per interval (and the end of the last).
+    assert all(len(l.get_xdata()) == 6 for l in ax.get_lines())
+
+
+def test_report_gathers_the_series(shared, tmp_path):
+    trace = shared(*MSR)
+    run_json = tmp_path / "run.json"
+    r = cli("run", trace, "--cache", "4MiB", "--no-locality", "--interval", "500ms", "--json")
+    assert r.returncode == 0, r.stderr
+    run_json.write_text(r.stdout)
+    rows = tmp_path / "rows.parquet"
+    iostack.sweep(traces=[trace], kind="sim", base={"mode": "block", "interval": "250req"}, axes={"policy": ["lru", "arc"]},
+                  cache_size=["1%"], output=rows)
+    from iostack.report import build_html
+
+    html = build_html([run_json, rows])
+    assert "Hit ratio, I/O time and response time over time" in html and "Hit ratio over time" in html
+    assert "Response-time CDF" in html and "series.points" not in html.split("<h3>Rows</h3>")[-1]

@@ -3,7 +3,8 @@
 ``iostack.simulate(..., interval="1h")`` and ``iostack.run(..., interval="100000req")`` return
 it directly; :func:`series` builds it from results that carry a series (a run's dict, a
 ``simulate`` result, or a sweep's DataFrame whose runs had ``interval`` set). One row per run
-and interval: the columns naming the run (trace, policy, the axes of a sweep, cache size), then
+and interval: ``run`` (the run's position among the results), the columns naming the run
+(trace, policy, the axes of a sweep, cache size; for timed runs also prefetch, sched, device), then
 ``unit`` and ``width`` of the intervals, then the interval's fields as in the JSON result, nested
 ones joined with dots (``response.p99_ns``): the same columns as the ``FILE.series.EXT`` table
 ``--output`` writes beside a run's table (docs/experiments.md, "Over time").
@@ -33,7 +34,8 @@ def _run_lead(r: Mapping[str, Any]) -> dict:
     """The columns naming a run, from a result dict of ``simulate`` or ``run``."""
     if "config" in r:  # a timed run
         lead = {"trace": r["trace"]} if "trace" in r else {}
-        lead["policy"] = r["config"].get("policy")
+        for k in ("policy", "prefetch", "sched", "device"):
+            lead[k] = r["config"].get(k)
         lead["cache_size_spec"] = r["config"].get("cache")
         blocks = (r.get("resolved") or {}).get("cache_blocks")
         if blocks is not None:
@@ -63,23 +65,23 @@ def _rows(results: Any) -> Iterable[dict]:
         columns = list(results.columns)
         if SERIES_CELL not in columns:
             raise ValueError(f"the table has no `{SERIES_CELL}` column: its runs were made without `interval`")
-        for row in results.to_dict("records"):
+        for run, row in enumerate(results.to_dict("records")):
             text = row.get(SERIES_CELL)
             if not isinstance(text, str):
                 continue  # a failed run
-            lead = _frame_lead(columns, row)
+            lead = {"run": run, **_frame_lead(columns, row)}
             for p in json.loads(text):
                 yield {**lead, "unit": row.get("series.unit"), "width": row.get("series.width"), **_flat(p)}
         return
     if isinstance(results, Mapping):
         results = [results]
-    for r in results:
+    for run, r in enumerate(results):
         s = r.get("series")
         if s is None:
             raise ValueError("a result has no series: run it with `interval` (e.g. interval='1h' or '100000req')")
         if isinstance(s, str):
             s = json.loads(s)
-        lead = _run_lead(r)
+        lead = {"run": run, **_run_lead(r)}
         for p in s["points"]:
             yield {**lead, "unit": s["unit"], "width": s["width"], **_flat(p)}
 
