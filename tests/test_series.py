@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import iostack
+from test_plots import _not_blank
 
 MSR = ("traces", "msr_cambridge", "msr-cambridge1-sample.csv")
 
@@ -95,15 +96,6 @@ def test_cli_writes_the_series_beside_the_output(shared, tmp_path):
     assert sum(1 for _ in open(tmp_path / "lat.csv")) == result["device_requests"] + 1
     bad = cli("run", trace, "--interval", "auto")
     assert bad.returncode != 0 and "--interval" in bad.stderr and "Traceback" not in bad.stderr
-
-
-def _not_blank(path):
-    import matplotlib.image
-    import numpy as np
-
-    img = matplotlib.image.imread(str(path))
-    assert img.ndim == 3 and img.shape[0] > 200 and img.shape[1] > 300, path
-    assert len(np.unique(img.reshape(-1, img.shape[2])[:, :3], axis=0)) > 20, path
 
 
 def _plot_cli(*args):

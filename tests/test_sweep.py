@@ -121,13 +121,19 @@ def test_polars_frames():
     assert isinstance(df, pl.DataFrame) and df.height == 2
 
 
-def test_ray_backend_matches_local(experiment):
+def _ray():
+    """The ray module, or the test skipped with the reason printed."""
     try:
         import ray
     except ImportError:
         print("skipping: ray cannot be imported (pip install 'iostack[ray]')")
         pytest.skip("ray cannot be imported")
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    return ray
+
+
+def test_ray_backend_matches_local(experiment):
+    ray = _ray()
     local = iostack.sweep(experiment)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
@@ -138,12 +144,7 @@ def test_ray_backend_matches_local(experiment):
 
 
 def test_ray_object_store_shipping_matches_local(tmp_path):
-    try:
-        import ray
-    except ImportError:
-        print("skipping: ray cannot be imported (pip install 'iostack[ray]')")
-        pytest.skip("ray cannot be imported")
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    ray = _ray()
     # Trace files (one compressed), which the workers get from the object store, not the path.
     r = cli("gen", "zipf", "--requests", "20000", "--objects", "2000", "--seed", "5", "-o", tmp_path / "a.csv")
     assert r.returncode == 0, r.stderr

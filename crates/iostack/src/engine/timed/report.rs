@@ -171,16 +171,13 @@ impl LogHistogram {
 /// [`LogHistogram::cdf_buckets`]).
 pub const CDF_BUCKETS_PER_OCTAVE: u32 = 32;
 
-/// Response times of the requests the processes issued: all of them (`count`, `mean_ns`, ...,
-/// the keys of [`Percentiles`]), reads and writes apart, and the histogram a CDF is drawn from.
+/// Response times of the requests the processes issued: all of them (the keys of
+/// [`Percentiles`], at the top level: `response.p99_ns`), reads and writes apart, and the
+/// histogram a CDF is drawn from. Derefs to the summary of all of them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResponseReport {
-    pub count: u64,
-    pub mean_ns: f64,
-    pub p50_ns: u64,
-    pub p90_ns: u64,
-    pub p99_ns: u64,
-    pub max_ns: u64,
+    #[serde(flatten)]
+    pub all: Percentiles,
     #[serde(default)]
     pub read: Percentiles,
     #[serde(default)]
@@ -191,20 +188,16 @@ pub struct ResponseReport {
     pub histogram: Vec<[u64; 2]>,
 }
 
+impl std::ops::Deref for ResponseReport {
+    type Target = Percentiles;
+    fn deref(&self) -> &Percentiles {
+        &self.all
+    }
+}
+
 impl ResponseReport {
     pub(crate) fn new(all: &LogHistogram, read: &LogHistogram, write: &LogHistogram) -> ResponseReport {
-        let a = all.summary();
-        ResponseReport {
-            count: a.count,
-            mean_ns: a.mean_ns,
-            p50_ns: a.p50_ns,
-            p90_ns: a.p90_ns,
-            p99_ns: a.p99_ns,
-            max_ns: a.max_ns,
-            read: read.summary(),
-            write: write.summary(),
-            histogram: all.cdf_buckets(),
-        }
+        ResponseReport { all: all.summary(), read: read.summary(), write: write.summary(), histogram: all.cdf_buckets() }
     }
 }
 
@@ -606,10 +599,11 @@ impl TimedReport {
         line(&mut s, "reads", &r.read);
         line(&mut s, "writes", &r.write);
         let dr = &self.device_response;
-        line(&mut s, "device all", &dr.all);
-        line(&mut s, "device reads", &dr.read);
-        line(&mut s, "demand reads", &dr.demand_read);
-        line(&mut s, "dev. writes", &dr.write);
+        // Device requests, scheduler entry to completion (blktrace's Q2C).
+        line(&mut s, "Q2C all", &dr.all);
+        line(&mut s, "Q2C reads", &dr.read);
+        line(&mut s, "Q2C demand", &dr.demand_read);
+        line(&mut s, "Q2C writes", &dr.write);
         if let Some(series) = &self.series {
             s += &series.table();
         }
