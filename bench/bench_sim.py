@@ -38,7 +38,10 @@ POLICIES = ["lru", "arc"]
 
 
 def iostack_exe() -> list[str]:
-    """The installed `iostack` command (the Python console script), or the release binary."""
+    """`$IOSTACK_EXE` when set; else the installed `iostack` command (the Python console
+    script), or the release binary."""
+    if os.environ.get("IOSTACK_EXE"):
+        return [os.environ["IOSTACK_EXE"]]
     beside = pathlib.Path(sys.executable).parent / "iostack"
     if beside.exists():
         return [str(beside)]

@@ -121,13 +121,19 @@ def test_polars_frames():
     assert isinstance(df, pl.DataFrame) and df.height == 2
 
 
-def test_ray_backend_matches_local(experiment):
+def _ray():
+    """The ray module, or the test skipped with the reason printed."""
     try:
         import ray
     except ImportError:
         print("skipping: ray cannot be imported (pip install 'iostack[ray]')")
         pytest.skip("ray cannot be imported")
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    return ray
+
+
+def test_ray_backend_matches_local(experiment):
+    ray = _ray()
     local = iostack.sweep(experiment)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
@@ -135,3 +141,41 @@ def test_ray_backend_matches_local(experiment):
     finally:
         ray.shutdown()
     pd.testing.assert_frame_equal(local, remote)
+
+
+def test_ray_object_store_shipping_matches_local(tmp_path):
+    ray = _ray()
+    # Trace files (one compressed), which the workers get from the object store, not the path.
+    r = cli("gen", "zipf", "--requests", "20000", "--objects", "2000", "--seed", "5", "-o", tmp_path / "a.csv")
+    assert r.returncode == 0, r.stderr
+    r = cli("gen", "uniform", "--requests", "10000", "--objects", "900", "--seed", "6", "-o", tmp_path / "b.bin")
+    assert r.returncode == 0, r.stderr
+    exp = tmp_path / "exp.toml"
+    exp.write_text('[experiment]\nkind = "sim"\ntraces = ["*.csv", "*.bin"]\ncache_size = ["1%", "10%"]\n'
+                   '[base]\nunit_size = true\n[axes]\npolicy = ["lru", "arc"]\n')
+    local = iostack.sweep(exp)
+    assert len(local) == 8 and "error" not in local.columns
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = iostack.sweep(exp, backend="ray", ship="store")
+    finally:
+        ray.shutdown()
+    pd.testing.assert_frame_equal(local, remote)
+    with pytest.raises(ValueError, match="ship"):
+        iostack.sweep(exp, backend="ray", ship="nfs")
+
+
+def test_a_shipped_task_reads_the_bytes_it_is_given(tmp_path):
+    from iostack.experiment import _run_shipped_task
+    from iostack import _core
+
+    r = cli("gen", "zipf", "--requests", "5000", "--objects", "500", "--seed", "5", "-o", tmp_path / "a.csv")
+    assert r.returncode == 0, r.stderr
+    point = {"index": 0, "label": [["trace", "a.csv"], ["policy", "lru"], ["cache_size_spec", "50"]],
+             "options": {"unit_size": True, "policy": "lru", "cache_size": 50}}
+    task = {"kind": "sim", "trace": {"source": "file", "path": str(tmp_path / "a.csv"), "name": "a.csv"}, "points": [point]}
+    direct = json.loads(_core.sweep_task(json.dumps(task), 1))
+    # The path on the worker does not exist: only the shipped bytes can give the same rows.
+    task["trace"]["path"] = "/nonexistent/a.csv"
+    shipped = json.loads(_run_shipped_task(json.dumps(task), (tmp_path / "a.csv").read_bytes(), "a.csv"))
+    assert shipped == direct and "error" not in direct[0][1]

@@ -9,7 +9,7 @@ plots and reports on top.
 
 from iostack._core import __version__
 
-__all__ = ["__version__", "policies", "read_trace", "simulate", "analyze", "Analysis", "run", "sweep", "Policy", "Access", "kdsim_train", "kdsim_accuracy"]
+__all__ = ["__version__", "policies", "read_trace", "simulate", "analyze", "Analysis", "run", "sweep", "series", "Policy", "Access", "kdsim_train", "kdsim_accuracy"]
 
 # The public functions live in submodules that are imported on first use (PEP 562), so that the
 # `iostack` console command, which imports this package, starts without loading them (nor
@@ -26,8 +26,9 @@ _LAZY = {
     "sweep": "iostack.experiment",
     "kdsim_train": "iostack.kdsim",
     "kdsim_accuracy": "iostack.kdsim",
+    "series": "iostack.intervals",
 }
-_SUBMODULES = ("_sim", "analysis", "timed", "plots", "cli", "policy", "experiment", "kdsim")
+_SUBMODULES = ("_sim", "analysis", "timed", "plots", "cli", "policy", "experiment", "kdsim", "intervals")
 
 
 def __getattr__(name):

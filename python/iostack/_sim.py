@@ -173,6 +173,7 @@ def simulate(
     per_process: bool = False,
     mapping: str | None = None,
     frame: str = "pandas",
+    interval: str | None = None,
 ):
     """Miss-ratio simulation of one or more policies and cache sizes over one trace.
 
@@ -209,9 +210,19 @@ def simulate(
     ``processes`` list of dicts ``{pid, requests, hits, misses, miss_ratio}`` (block mode also
     ``blocks``, ``block_hits``, ``block_misses``).
 
+    ``interval`` (a duration of trace time such as ``"1h"`` or ``"10s"``, or a number of
+    requests such as ``"100000req"``) makes every run count hits per interval, and the call
+    then returns that instead: a DataFrame with one row per run and interval (``trace``, ``policy``,
+    ``cache_size_spec``, ``cache_size``, ``unit``, ``width``, ``start``, ``requests``, ``hits``,
+    ``hit_ratio``, ``miss_ratio``, ``byte_miss_ratio``, and in block mode ``blocks``,
+    ``block_hits``, ``block_miss_ratio``; see :func:`iostack.series`). With pandas the runs'
+    results are in ``df.attrs["results"]``.
+
     Raises ValueError for a bad configuration or a malformed trace (the message names the file,
     line or record and field), FileNotFoundError or OSError when the file cannot be read.
     """
+    if interval is not None and not isinstance(interval, str):
+        raise ValueError(f"interval: expected a duration such as '1h' or a request count such as '100000req', got {interval!r}")
     policies, many_p = _as_list(policy)
     sizes, many_s = _as_list(cache_size)
     from iostack.policy import check_policy_arg
@@ -227,12 +238,22 @@ def simulate(
     skip_invalid = _flag("skip_invalid", skip_invalid)
     page_size = _whole("page_size", page_size, 1, 2**63)
     threads = _whole("threads", threads, 0, 4096)
-    extra = dict(per_process=bool(per_process), **_hints_args(hints))
+    extra = dict(per_process=bool(per_process), interval=interval, **_hints_args(hints))
     from iostack._errors import python_errors
 
     with python_errors():
         rows = _simulate_rows(trace, policies, size_texts, mode, unit_size, page_size, format, skip_invalid, threads, mapping, extra)
     _warn_cache_too_small(rows)
+    if interval is not None:
+        import json
+
+        from iostack.intervals import series
+
+        results = [{**r, "series": json.loads(r["series"])} for r in rows]
+        df = series(results, frame)
+        if frame == "pandas":
+            df.attrs["results"] = results
+        return df
     if many_p or many_s:
         from iostack.experiment import frame_of
 

@@ -69,6 +69,7 @@ def _sweep_on_ray(args) -> int:
     p.add_argument("--resume", action="store_true")
     p.add_argument("--backend", choices=["local", "ray"], default="ray")
     p.add_argument("--address")
+    p.add_argument("--ship", choices=["path", "store"], default="path")
     p.add_argument("-j", "--jobs", type=int, default=0)
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("-q", "--quiet", action="store_true")
@@ -82,7 +83,7 @@ def _sweep_on_ray(args) -> int:
             text = f.read()
         folder = os.path.dirname(os.path.abspath(a.experiment))
         rows, failures, total, skipped, echo = _core.sweep(
-            text, a.experiment, folder, a.output, a.resume, a.jobs, a.quiet, ray_runner(a.address), a.dry_run
+            text, a.experiment, folder, a.output, a.resume, a.jobs, a.quiet, ray_runner(a.address, ship=a.ship), a.dry_run
         )
     except (OSError, ValueError, ImportError) as e:
         print(f"iostack: error: {e}", file=sys.stderr)

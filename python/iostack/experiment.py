@@ -39,14 +39,44 @@ def _run_task(task: str) -> str:
     return core.sweep_task(task, 1)
 
 
-def ray_runner(address: Optional[str] = None, num_cpus: Optional[int] = None):
+def _run_shipped_task(task: str, data: bytes, name: str) -> str:
+    # Runs on a Ray worker: the trace came through the object store; it is written to a
+    # temporary folder under its own file name (the format is detected from it) and read there.
+    import json
+    import shutil
+    import tempfile
+
+    from iostack import _core as core
+
+    folder = tempfile.mkdtemp(prefix="iostack-trace-")
+    try:
+        path = os.path.join(folder, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        t = json.loads(task)
+        t["trace"]["path"] = path
+        return core.sweep_task(json.dumps(t), 1)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+#: How the Ray backend gets trace files to the workers.
+SHIP = ("path", "store")
+
+
+def ray_runner(address: Optional[str] = None, num_cpus: Optional[int] = None, ship: str = "path"):
     """A backend for ``_core.sweep`` that runs each task as a Ray task (one CPU each).
 
     ``address`` names an existing cluster (``"auto"``, ``"ray://head:10001"``); without it a
     local Ray instance is started (with ``num_cpus`` CPUs, all by default) and stopped at the
-    end. Traces are shipped by path: on a cluster they must be at the same path on every node
-    (a shared file system).
+    end. ``ship`` says how trace files reach the workers: ``"path"`` (they read the file at the
+    driver's path, so on a cluster it must be there on every node: a shared file system), or
+    ``"store"`` (the driver reads each trace file once, puts its bytes in Ray's object store, and
+    every task over that trace gets them from there: no shared file system needed). Generated
+    traces need neither.
     """
+    if ship not in SHIP:
+        raise ValueError(f"ship: `{ship}` is not path or store")
     try:
         import ray
     except ImportError as e:  # pragma: no cover - depends on the environment
@@ -62,7 +92,20 @@ def ray_runner(address: Optional[str] = None, num_cpus: Optional[int] = None):
             started = True
         try:
             remote = ray.remote(num_cpus=1)(_run_task)
-            pending = [remote.remote(t) for t in tasks]
+            shipped = ray.remote(num_cpus=1)(_run_shipped_task)
+            stored = {}
+            pending = []
+            for t in tasks:
+                trace = json.loads(t)["trace"] if ship == "store" else {}
+                if trace.get("source") == "file":
+                    path = trace["path"]
+                    if path not in stored:
+                        # Read on the driver, once per trace, shared by its tasks.
+                        with open(path, "rb") as f:
+                            stored[path] = ray.put(f.read())
+                    pending.append(shipped.remote(t, stored[path], os.path.basename(path)))
+                else:
+                    pending.append(remote.remote(t))
             while pending:
                 ready, pending = ray.wait(pending, num_returns=1)
                 yield ray.get(ready[0])
@@ -112,6 +155,7 @@ def sweep(
     resume: bool = False,
     backend: str = "local",
     address: Optional[str] = None,
+    ship: str = "path",
     jobs: int = 0,
     quiet: bool = True,
     frame: str = "pandas",
@@ -131,14 +175,16 @@ def sweep(
     message in ``error`` (and a warning lists the failures). With ``output`` the rows are also
     appended to that file (.parquet, .csv, .jsonl) as runs finish, and ``resume=True`` skips the
     points already there. ``backend="ray"`` runs the tasks on Ray (``address`` of a cluster, or a
-    local instance); the rows are the same as with the local backend. The resolved experiment is
+    local instance), trace files shipped by path (``ship="path"``, a shared file system) or
+    through Ray's object store (``ship="store"``); the rows are the same as with the local
+    backend. The resolved experiment is
     in ``df.attrs["experiment"]`` (pandas).
     """
     text, origin, folder = _experiment_text(experiment, traces, kind, base, axes, cache_size, points)
     if backend == "local":
         runner = None
     elif backend == "ray":
-        runner = ray_runner(address)
+        runner = ray_runner(address, ship=ship)
     else:
         raise ValueError(f"backend: `{backend}` is not local or ray")
     rows, failures, total, skipped, echo = _core.sweep(

@@ -15,9 +15,11 @@ back ``--plot DIR`` of ``iostack sim``, ``iostack run`` and ``iostack analyze``.
   request size, inter-arrival and reuse time), ``heatmap.png`` (stack distance over time),
   ``processes.png``.
 - Timed runs (:func:`write_run`): ``sequences.png`` (CDFs of disk sequence and request sizes,
-  as DULO's Figure 4), ``response.png`` (response-time percentiles), ``affinity.png`` (stack and
-  block affinity per layer boundary), ``processes.png``, and with several runs ``stacks.png``
-  (I/O time and hit ratio across stacks).
+  as DULO's Figure 4), ``response.png`` (response-time CDF), ``affinity.png`` (stack and
+  block affinity per layer boundary), ``processes.png``, with several runs ``stacks.png``
+  (I/O time and hit ratio across stacks), and with ``interval`` ``series.png`` (hit ratio, I/O
+  time and response time over time, :func:`series`).
+- Miss-ratio runs with ``interval`` add ``series.png`` (hit ratio over time) to :func:`write_sim`.
 
 ``plot_repro(report, outdir)`` draws the figures of an ``iostack repro`` report (its
 ``figures``: the paper's figure in the paper's form, iostack's series as solid lines or filled
@@ -135,7 +137,11 @@ def write_sim(df, outdir: PathLike, footprint: Optional[dict] = None) -> List[pa
     for ax, r in zip(np.atleast_1d(axes), ratios):
         mrc(df, ax=ax, ratio=r, footprint=footprint)
     fig.suptitle("Miss-ratio curves")
-    return [_save(fig, out / "mrc.png")]
+    paths = [_save(fig, out / "mrc.png")]
+    if "series" in df.columns and df["series"].notna().any():
+        rows = [r for r in df.to_dict("records") if isinstance(r.get("series"), (dict, str))]
+        paths += write_series(rows, out)
+    return paths
 
 
 # --- analysis ----------------------------------------------------------------------------------
@@ -465,21 +471,133 @@ def sequence_cdf(results: Sequence[dict], ax=None, key: str = "sequences"):
 
 
 def response(results: Sequence[dict], ax=None):
-    """Response-time percentiles (p50, p90, p99, max) of each run, on a log time axis: the
-    timed report keeps percentiles, so these are the points of the response-time CDF."""
+    """The response-time CDF of each run (the DULO paper's Figure 4 form), on a log time axis,
+    drawn from the result's ``response.histogram`` (32 buckets per power of two: each step is a
+    bucket's lowest value, so the curve is within about 3% of the true CDF in time); the p99 is
+    marked. Results without a histogram (older ones) show their percentiles as points."""
     fig, ax = _ax(ax)
     qs = [("p50_ns", 0.5), ("p90_ns", 0.9), ("p99_ns", 0.99), ("max_ns", 1.0)]
-    for r, lab in zip(results, _labels(results)):
+    for i, (r, lab) in enumerate(zip(results, _labels(results))):
         resp = r["response"]
-        xs = [max(resp[k], 1) / 1e6 for k, _ in qs]
-        ax.plot(xs, [q for _, q in qs], "o-", label=f"{lab} (mean {resp['mean_ns'] / 1e6:.2f} ms)")
+        label = f"{lab} (mean {resp['mean_ns'] / 1e6:.2f} ms)"
+        hist = resp.get("histogram")
+        if hist:
+            lows = np.array([max(lo, 1) for lo, _ in hist], dtype=float) / 1e6
+            ys = np.cumsum([n for _, n in hist]) / resp["count"]
+            # A step up at each bucket's lowest value; flat from the last to the maximum.
+            xs = np.append(lows, max(resp["max_ns"], 1) / 1e6)
+            ax.step(xs, np.append(ys, 1.0), where="post", color=f"C{i}", label=label)
+            ax.plot([max(resp["p99_ns"], 1) / 1e6], [0.99], "v", color=f"C{i}", ms=5)
+        else:
+            xs = [max(resp[k], 1) / 1e6 for k, _ in qs]
+            ax.plot(xs, [q for _, q in qs], "o-", color=f"C{i}", label=label)
     ax.set_xscale("log")
     ax.set_ylim(0, 1.02)
-    ax.set_xlabel("response time (ms); 0 drawn at 1 ns")
+    ax.set_xlabel("response time (ms); 0 drawn at 1 ns; ▼ p99")
     ax.set_ylabel("fraction of requests at or below")
     ax.grid(True, alpha=0.3, which="both")
     ax.legend(fontsize=7)
     return ax
+
+
+response_cdf = response
+
+
+def _series_frame(data):
+    """A per-interval table (:func:`iostack.series`) from one, or the results that carry it."""
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame) and "start" in data.columns and "unit" in data.columns:
+        return data
+    from iostack.intervals import series as series_table
+
+    if isinstance(data, dict):
+        data = [data]
+    return series_table(data)
+
+
+def series(data, axes=None):
+    """Hit ratio over time, one line per run, from a per-interval table (what ``simulate`` and
+    ``run`` return with ``interval``, or :func:`iostack.series`) or results carrying a series.
+    Timed runs add the I/O time (device busy time per interval, as a share of the interval) and
+    the response time (p50 solid, p99 dashed, log axis) of the requests completing in each
+    interval, all against virtual time. Miss-ratio runs are drawn against trace time from the
+    first interval, or against the request index with request-count intervals."""
+    df = _series_frame(data)
+    timed = "device_busy_ns" in df.columns
+    if axes is None:
+        fig, axes = plt.subplots(1, 3 if timed else 1, figsize=(15, 4) if timed else (7.5, 4.3), squeeze=False)
+        axes = list(axes[0])
+    lead = [c for c in df.columns[: list(df.columns).index("unit")] if c not in ("run", "cache_size")]
+    varying = [k for k in lead if df[k].astype(str).nunique() > 1]
+    groups = list(df.groupby("run", sort=False)) if "run" in df.columns else [(0, df)]
+    if timed:
+        xcol, scale = "start_ns", 1e9
+        span = (df["end_ns"].max()) / 1e9
+    elif (df["unit"] == "ns").all():
+        xcol, scale = "start", 1e9
+        span = (df["start"].max() + df["width"].iloc[0] - df["start"].min()) / 1e9
+    else:
+        xcol, scale, span = "start", None, None
+    unit_s = "s"
+    if span is not None and span > 7200:
+        scale, unit_s = scale * 3600, "h"
+    elif span is not None and span > 300:
+        scale, unit_s = scale * 60, "min"
+    x0 = 0 if timed or scale is None else df[xcol].min()
+
+    def steps(ax, g, y, **kw):
+        # Each interval's value from its start to its end (the next one's start, or its own end).
+        if timed:
+            end = g["end_ns"].iloc[-1]
+        elif scale is None:
+            end = g["start"].iloc[-1] + g["requests"].iloc[-1]
+        else:
+            end = g["start"].iloc[-1] + g["width"].iloc[-1]
+        xs = np.append(g[xcol].to_numpy(dtype=float), float(end)) - x0
+        xs = xs / scale if scale else xs
+        ax.step(xs, np.append(np.asarray(y, dtype=float), np.nan if len(y) == 0 else float(np.asarray(y)[-1])), where="post", **kw)
+
+    for i, (_, g) in enumerate(groups):
+        lab = ", ".join(str(g[k].iloc[0]) for k in varying) or "run"
+        color = f"C{i % 10}"
+        steps(axes[0], g, g["hit_ratio"], color=color, label=lab)
+        if timed:
+            steps(axes[1], g, g["device_busy_ns"] / 1e6, color=color, label=lab)
+            for col, style in (("response.p50_ns", "-"), ("response.p99_ns", "--")):
+                # No response (nothing completed), or 0 (hits), is not drawn on the log axis.
+                y = g[col].where((g["response.count"] > 0) & (g[col] > 0)) / 1e6
+                steps(axes[2], g, y, linestyle=style, color=color, label=f"{lab} {col.split('.')[1][:3]}")
+    if scale is None:
+        xlabel = "request index (start of interval)"
+    elif timed:
+        xlabel = f"virtual time ({unit_s})"
+    else:
+        xlabel = f"trace time from the first interval ({unit_s})"
+    w = df["width"].iloc[0]
+    every = f"{w / 1e9:g} s" if df["unit"].iloc[0] == "ns" else f"{int(w)} requests"
+    axes[0].set_ylabel("hit ratio" + (" (block references)" if timed else " (requests)"))
+    axes[0].set_ylim(0, 1.02)
+    axes[0].set_title(f"Hit ratio per interval of {every}")
+    if timed:
+        axes[1].set_ylabel("device busy time (ms)")
+        axes[1].set_title("I/O time (service of requests dispatched)")
+        axes[2].set_yscale("log")
+        axes[2].set_ylabel("response time (ms), p50 — p99 --; 0 not drawn")
+        axes[2].set_title("Response time of requests completing")
+    for ax in axes:
+        ax.set_xlabel(xlabel)
+        ax.grid(True, alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    return axes
+
+
+def write_series(data, outdir: PathLike, name: str = "series.png") -> List[pathlib.Path]:
+    """Writes :func:`series` of ``data`` to ``outdir/name``."""
+    out = pathlib.Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    axes = series(data)
+    return [_save(axes[0].figure, out / name)]
 
 
 BOUNDARIES = ("front", "cache", "sched", "device")
@@ -570,6 +688,9 @@ def write_run(results: Union[dict, Iterable[dict]], outdir: PathLike) -> List[pa
     figures.append(("processes", lambda ax: run_processes(results, ax), (7, 4), {}))
     if len(results) > 1:
         figures.append(("stacks", lambda axes: stacks(results, axes), (11, 4), {"ncols": 2}))
+    if any(r.get("series") for r in results):
+        with_series = [r for r in results if r.get("series")]
+        figures.append(("series", lambda axes: series(with_series, list(axes)), (15, 4), {"ncols": 3}))
     return _write_all(outdir, figures)
 
 

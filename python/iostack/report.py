@@ -237,8 +237,31 @@ def _table_section(name: str, df) -> str:
             grid = sub.pivot_table(index="policy", columns="cache_size", values="miss_ratio", aggfunc="first", sort=False)
             title = "Request miss ratio by policy and cache size" + ("" if t is None else f": {t}")
             parts.append(f"<h3>{_esc(title)}</h3>" + table_html(grid, index=True))
-    parts.append("<h3>Rows</h3>" + table_html(df))
+    with_series = _series_of_table(df)
+    if with_series is not None:
+        parts.append(_series_figure(with_series))
+    shown = df.drop(columns=[c for c in ("series", "series.points") if c in df.columns])
+    parts.append("<h3>Rows</h3>" + table_html(shown))
     return "".join(parts)
+
+
+def _series_of_table(df):
+    """The per-interval table of a results table whose runs carry a series, else None."""
+    from iostack.intervals import SERIES_CELL, series
+
+    if SERIES_CELL in df.columns and df[SERIES_CELL].notna().any():
+        return series(df)
+    if "series" in df.columns and df["series"].notna().any():
+        return series([r for r in df.to_dict("records") if isinstance(r.get("series"), (dict, str))])
+    return None
+
+
+def _series_figure(table) -> str:
+    from iostack import plots
+
+    timed = "device_busy_ns" in table.columns
+    caption = "Hit ratio, I/O time and response time over time" if timed else "Hit ratio over time"
+    return _draw(lambda axes: plots.series(table, list(getattr(axes, "flat", [axes]))), (15, 4) if timed else (7.5, 4.2), caption, ncols=3 if timed else 1)
 
 
 def _run_section(name: str, runs: Sequence[dict]) -> str:
@@ -262,7 +285,11 @@ def _run_section(name: str, runs: Sequence[dict]) -> str:
             parts.append("<p class=\"meta\">As resolved:</p>" + _kv_table(flat))
     parts.append(_draw(lambda axes: (plots.sequence_cdf(runs, axes[0], "sequences"), plots.sequence_cdf(runs, axes[1], "sizes")),
                        (11, 4), "Disk sequence sizes and device request sizes (CDF)", ncols=2))
-    parts.append(_draw(lambda ax: plots.response(runs, ax), (7, 4.2), "Response-time percentiles"))
+    parts.append(_draw(lambda ax: plots.response(runs, ax), (7, 4.2), "Response-time CDF"))
+    if any(r.get("series") for r in runs):
+        from iostack.intervals import series
+
+        parts.append(_series_figure(series([r for r in runs if r.get("series")])))
     if any(r.get("locality") for r in runs):
         parts.append(_draw(lambda axes: plots.boundary_affinity(runs, axes), (11, 4), "Stack and block affinity at each layer boundary", ncols=2))
     if len(runs) > 1:

@@ -19,7 +19,7 @@ CONFIG_FIELDS = (
     "policy", "cache", "page_size", "prefetch", "sched", "device", "layers", "queue_depth",
     "max_request", "replay", "think", "processes", "write_policy", "dirty_expire",
     "flush_interval", "file_sizes", "seed", "locality", "redcap", "ada", "hints", "per_process",
-    "device_request_locality", "preset",
+    "device_request_locality", "preset", "interval",
 )
 
 # The keys a preset (``preset="acfs-1"`` .. ``"acfs-6"``) sets; docs/policies.md, Presets.
@@ -99,6 +99,7 @@ def run(
     *,
     config: Union[None, PathLike, Mapping[str, Any]] = None,
     dump: Optional[Mapping[str, PathLike]] = None,
+    latency_log: Optional[PathLike] = None,
     locality: Optional[bool] = None,
     format: Optional[str] = None,
     mapping: Optional[str] = None,
@@ -139,6 +140,16 @@ def run(
     ``per_process=True`` adds each process's cache hits and misses under ``processes`` (always
     there with ``"lrusp"``).
 
+    ``latency_log`` writes every device request's queue, dispatch and completion times (blktrace's
+    Q, D and C) to a CSV file (docs/timed.md, "Latency log").
+
+    ``interval`` (``"10s"``, ``"1h"`` of virtual time, or ``"100000req"``) makes the run count
+    per interval, and the call then returns that instead: a DataFrame with one row per run and
+    interval (``start``, ``start_ns``, ``end_ns``, ``requests``, ``completed``, ``accesses``,
+    ``hits``, ``hit_ratio``, ``miss_ratio``, ``device_requests``, ``device_busy_ns``,
+    ``response.p50_ns``, ``response.p99_ns``, ...; see :func:`iostack.series`), pandas or polars
+    (``frame``). With pandas the full result is in ``df.attrs["results"]``.
+
     ``cache_size`` is the cache (``cache``, its old name, is accepted too), absolute (``"64MiB"``,
     blocks) or relative to the trace's footprint in blocks (``"1%"``, ``0.01``).
 
@@ -156,7 +167,14 @@ def run(
         isinstance(v, (list, tuple)) and k not in _LIST_VALUED for k, v in options.items()
     )
     if grid:
-        return _run_grid(trace, config, dump, locality, format, mapping, skip_invalid, cache_size, frame, jobs, options)
+        if latency_log is not None:
+            raise ValueError("latency_log: applies to a single run, not to lists of traces or options")
+        df = _run_grid(trace, config, dump, locality, format, mapping, skip_invalid, cache_size, frame, jobs, options)
+        if options.get("interval") is not None or "interval" in _load_config(config):
+            from iostack.intervals import series
+
+            return series(df, frame)
+        return df
     if cache_size is not None:
         options["cache"] = cache_size
     if not isinstance(trace, (str, os.PathLike)):
@@ -186,6 +204,8 @@ def run(
     if "per_process" in cfg:
         cfg["per_process"] = _flag("per_process", cfg["per_process"])
     dumps = [(str(layer), os.fspath(path)) for layer, path in (dump or {}).items()]
+    if latency_log is not None:
+        dumps.append(("latency", os.fspath(latency_log)))
     if locality is not None:
         cfg["locality"] = _flag("locality", locality)
     skip_invalid = _flag("skip_invalid", skip_invalid)
@@ -203,6 +223,13 @@ def run(
     # Remarks on how to read the result (also under ``notes``).
     for note in result.get("notes", []):
         warnings.warn(note, stacklevel=2)
+    if result.get("series") is not None:
+        from iostack.intervals import series
+
+        df = series([{**result, "trace": os.fspath(trace)}], frame)
+        if frame == "pandas":
+            df.attrs["results"] = [result]
+        return df
     return result
 
 

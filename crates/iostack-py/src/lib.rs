@@ -125,6 +125,10 @@ fn result_dict<'py>(py: Python<'py>, r: &SimResult) -> PyResult<Bound<'py, PyDic
     d.set_item("skipped", r.skipped)?;
     d.set_item("cached_objects", r.cached_objects)?;
     d.set_item("metadata_bytes_per_object", r.metadata_bytes_per_object)?;
+    if let Some(series) = &r.series {
+        // As JSON text, which the Python layer turns into a table.
+        d.set_item("series", serde_json::to_string(series).map_err(|e| PyValueError::new_err(e.to_string()))?)?;
+    }
     if let Some(procs) = &r.processes {
         let list = PyList::empty(py);
         for p in procs {
@@ -150,7 +154,7 @@ fn result_dict<'py>(py: Python<'py>, r: &SimResult) -> PyResult<Bound<'py, PyDic
 /// outer and sizes inner. `trace` is a path; or pass `path=None` and the request arrays.
 /// `cache_sizes` are strings as on the command line (`489`, `64MiB`).
 #[pyfunction]
-#[pyo3(signature = (path, policies, cache_sizes, mode="object", unit_size=false, page_size=4096, format=None, skip_invalid=false, threads=0, arrays=None, name=None, files=None, hints=None, hints_json=None, per_process=false, mapping=None))]
+#[pyo3(signature = (path, policies, cache_sizes, mode="object", unit_size=false, page_size=4096, format=None, skip_invalid=false, threads=0, arrays=None, name=None, files=None, hints=None, hints_json=None, per_process=false, mapping=None, interval=None))]
 #[allow(clippy::too_many_arguments)]
 fn simulate<'py>(
     py: Python<'py>,
@@ -177,7 +181,9 @@ fn simulate<'py>(
     hints_json: Option<String>,
     per_process: bool,
     mapping: Option<&str>,
+    interval: Option<&str>,
 ) -> PyResult<Bound<'py, PyList>> {
+    let interval = interval.map(|t| iostack::engine::series::Interval::parse("interval", t)).transpose().map_err(|c| py_config_err(&c))?;
     let err = |e: iostack::ConfigError| PyValueError::new_err(e.to_string());
     let hints = match (hints, hints_json) {
         (Some(h), None) => Some(iostack::hints::HintsSpec::parse(&h).map_err(err)?),
@@ -272,6 +278,7 @@ fn simulate<'py>(
     let mut cfg = SweepConfig::new(mode);
     cfg.threads = threads;
     cfg.per_process = per_process;
+    cfg.interval = interval;
     cfg.hints = hints.map(std::sync::Arc::new);
     let results = match built {
         None => py.allow_threads(|| sweep_sizes(&*source, &names, &cache_sizes, &cfg, page_size, &mut |_| {})),

@@ -104,7 +104,7 @@ pub fn parse_per_request_ns(option: &str, text: &str) -> Result<u64, ConfigError
     Ok(ns)
 }
 
-/// Parses a duration with its unit (`9.5ms`, `120us`, `3s`, `250ns`), in nanoseconds as f64, at
+/// Parses a duration with its unit (`9.5ms`, `120us`, `3s`, `250ns`, `5min`, `1h`), in nanoseconds as f64, at
 /// most [`MAX_DURATION_NS`] (one day). A bare number is an error naming `option`: it could be any
 /// unit.
 pub fn parse_duration(option: &str, text: &str) -> Result<f64, ConfigError> {
@@ -116,9 +116,11 @@ pub fn parse_duration(option: &str, text: &str) -> Result<f64, ConfigError> {
         "us" | "µs" => 1e3,
         "ms" => 1e6,
         "s" => 1e9,
-        "" => return Err(ConfigError::new(option, format!("`{text}` needs a time unit (e.g. {t}ms; valid: ns, us, ms, s)"))),
+        "min" => 60e9,
+        "h" => 3600e9,
+        "" => return Err(ConfigError::new(option, format!("`{text}` needs a time unit (e.g. {t}ms; valid: ns, us, ms, s, min, h)"))),
         other => {
-            return Err(ConfigError::new(option, format!("unknown time unit `{other}` in `{text}` (valid: ns, us, ms, s)")))
+            return Err(ConfigError::new(option, format!("unknown time unit `{other}` in `{text}` (valid: ns, us, ms, s, min, h)")))
         }
     };
     let x: f64 = num
@@ -157,6 +159,8 @@ mod tests {
         assert_eq!(parse_duration_ns("d", "9.5ms").unwrap(), 9_500_000);
         assert_eq!(parse_duration_ns("d", "120us").unwrap(), 120_000);
         assert_eq!(parse_duration_ns("d", "7ns").unwrap(), 7);
+        assert_eq!(parse_duration_ns("d", "1h").unwrap(), 3_600_000_000_000);
+        assert_eq!(parse_duration_ns("d", "1.5min").unwrap(), 90_000_000_000);
         assert!(parse_duration_ns("d", "3 weeks").is_err());
         // A bare number could be any unit: an error naming the option.
         let e = parse_duration_ns("--think", "7").unwrap_err().to_string();

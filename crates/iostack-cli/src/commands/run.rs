@@ -92,6 +92,15 @@ pub struct Args {
     /// file (iostack CSV; `.bin` for binary), e.g. `--dump device=dev.csv`. Repeatable.
     #[arg(long, value_name = "LAYER=PATH")]
     pub dump: Vec<String>,
+    /// Write every device request's queue, dispatch and completion times (blktrace's Q, D and
+    /// C) to PATH as CSV (docs/timed.md, "Latency log"); same as `--dump latency=PATH`.
+    #[arg(long, value_name = "PATH")]
+    pub latency_log: Option<PathBuf>,
+    /// Figures per interval of virtual time (`1h`, `10s`) or of issued requests (`100000req`):
+    /// hit and miss ratio, device requests, I/O time and response percentiles (`series` in
+    /// --json, a table beside --output as `FILE.series.EXT`).
+    #[arg(long, value_name = "WIDTH")]
+    pub interval: Option<String>,
     /// REDCAP between the page cache and the scheduler: `on` (512 x 128 KiB segments, 5us per
     /// block copied) or `size=64MiB,segment=128KiB,hit=5us`.
     #[arg(long, value_name = "SPEC")]
@@ -204,6 +213,9 @@ pub fn stack_config(args: &Args) -> anyhow::Result<StackConfig> {
     if let Some(v) = &args.device_request_locality {
         c.device_request_locality = Some(v.clone());
     }
+    if let Some(v) = &args.interval {
+        c.interval = Some(v.clone());
+    }
     iostack::engine::footprint::check_timed_config(&c)?;
     Ok(c)
 }
@@ -218,7 +230,8 @@ pub fn report(args: &Args) -> anyhow::Result<TimedReport> {
     let format = args.format.as_deref().map(Format::from_name).transpose()?;
     let csv_mapping = args.mapping.as_deref().map(CsvMapping::parse).transpose()?;
     let options = ReaderOptions { skip_invalid: args.skip_invalid, csv_mapping, ..Default::default() };
-    let dumps = args.dump.iter().map(|d| timed::Dump::parse(d)).collect::<Result<Vec<_>, _>>()?;
+    let mut dumps = args.dump.iter().map(|d| timed::Dump::parse(d)).collect::<Result<Vec<_>, _>>()?;
+    dumps.extend(args.latency_log.iter().map(timed::Dump::latency));
     // A configuration error names its option and a trace that cannot be opened its file; the
     // rest happened while replaying the trace.
     iostack::engine::footprint::run_timed_file(&config, &args.trace, format, &options, &dumps).map_err(|e| match e {
@@ -241,6 +254,14 @@ pub fn row(trace: &str, rep: &TimedReport) -> iostack::table::Row {
     row
 }
 
+/// The rows of a run's series table: one per interval, led by the trace and the cache size.
+pub fn series_rows(trace: &str, rep: &TimedReport, s: &timed::series::TimedSeries) -> Vec<iostack::table::Row> {
+    let mut lead = iostack::table::Row::new();
+    lead.set("trace", trace);
+    lead.set("cache_size_spec", rep.config.cache.clone());
+    iostack::engine::series::series_rows(&lead, &s.unit, s.width, &s.points)
+}
+
 pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     if let Some(dir) = &args.plot {
         return Err(super::report::python_only(&format!("--plot {}", dir.display())));
@@ -254,7 +275,11 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
         eprintln!("iostack: note: {note}");
     }
     if let Some(path) = &args.output {
-        crate::output::write_table(path, &[row(&args.trace.display().to_string(), &rep)])?;
+        let trace = args.trace.display().to_string();
+        crate::output::write_table(path, &[row(&trace, &rep)])?;
+        if let Some(s) = &rep.series {
+            crate::output::write_table(&iostack::engine::series::series_path(path), &series_rows(&trace, &rep, s))?;
+        }
     }
     if args.json {
         out.print(&(serde_json::to_string_pretty(&rep)? + "\n"))

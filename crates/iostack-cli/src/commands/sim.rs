@@ -15,6 +15,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
+use iostack::engine::series::{series_path, series_rows, Interval};
 use iostack::engine::sim::{sweep, sweep_sizes, FileTrace, Mode, ProgressFn, RunSpec, SimResult, SweepConfig, TraceSource};
 use iostack::trace::{CsvMapping, Format, ReaderOptions};
 use iostack::units::Size;
@@ -75,6 +76,11 @@ pub struct Args {
     /// Print results as a JSON array, one object per run.
     #[arg(long)]
     pub json: bool,
+    /// Hit and miss ratios per interval of trace time (`1h`, `10s`) or of requests
+    /// (`100000req`): `series` in --json, a table per run in the text output, and a second
+    /// table beside --output (`FILE.series.EXT`); see docs/experiments.md.
+    #[arg(long, value_name = "WIDTH")]
+    pub interval: Option<String>,
     /// Application hints for lrusp: a TOML hints file (see docs/policies.md), or
     /// oracle:lookahead=N (every process knows its next N references).
     #[arg(long, value_name = "PATH|oracle:lookahead=N")]
@@ -211,7 +217,11 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     let mut cfg = SweepConfig::new(mode);
     cfg.threads = args.threads;
     cfg.per_process = args.per_process;
+    cfg.interval = args.interval.as_deref().map(|t| Interval::parse("--interval", t)).transpose()?;
     cfg.hints = args.hints.as_deref().map(iostack::hints::HintsSpec::parse).transpose()?.map(std::sync::Arc::new);
+    if cfg.interval.is_some() && args.wide {
+        return Err(ConfigError::new("--interval", "cannot be shown with --wide (one row per policy); use --json or --output").into());
+    }
     let runs = policies.len() * args.cache.len();
     let results = with_spinner(out.progress(), runs, |p| sweep_sizes(&source, &policies, &args.cache, &cfg, page_size, p))?;
     for w in results.iter().filter_map(iostack::engine::sim::cache_too_small) {
@@ -220,6 +230,9 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
     if let Some(path) = &args.output {
         let rows = if args.wide { wide_rows(&results) } else { results.iter().map(|r| iostack::table::flatten(r, "")).collect() };
         crate::output::write_table(path, &rows)?;
+        if cfg.interval.is_some() {
+            crate::output::write_table(&series_path(path), &series_table(&results))?;
+        }
     }
     if args.json {
         out.print(&(serde_json::to_string_pretty(&results).context("serializing results")? + "\n"))
@@ -333,7 +346,55 @@ pub fn table(results: &[SimResult]) -> String {
         }
         s += "\n";
     }
-    s + &process_table(results)
+    s + &process_table(results) + &series_text(results)
+}
+
+/// The rows of the series table: one per run and interval, led by the run's trace, policy and
+/// cache size.
+pub fn series_table(results: &[SimResult]) -> Vec<iostack::table::Row> {
+    let mut rows = Vec::new();
+    for r in results {
+        let Some(series) = &r.series else { continue };
+        let mut lead = iostack::table::Row::new();
+        lead.set("trace", r.trace.clone());
+        lead.set("policy", r.policy.clone());
+        lead.set("cache_size_spec", r.cache_size_spec.clone());
+        lead.set("cache_size", r.cache_size);
+        rows.extend(series_rows(&lead, &series.unit, series.width, &series.points));
+    }
+    rows
+}
+
+/// The series as text: one line per interval, the request miss ratio of every run in columns.
+fn series_text(results: &[SimResult]) -> String {
+    let runs: Vec<&SimResult> = results.iter().filter(|r| r.series.is_some()).collect();
+    let Some(first) = runs.first().and_then(|r| r.series.as_ref()) else { return String::new() };
+    let heads: Vec<String> = runs.iter().map(|r| format!("{}@{}", r.policy, r.cache_size_spec)).collect();
+    let time = first.unit == "ns";
+    let mut s = format!(
+        "\nmiss ratio per interval of {}:\n{:>14}  {:>11}",
+        if time { format!("{} s", first.width as f64 / 1e9) } else { format!("{} requests", first.width) },
+        if time { "start (s)" } else { "start" },
+        "requests"
+    );
+    for h in &heads {
+        s += &format!("  {:>w$}", h, w = h.len().max(10));
+    }
+    s += "\n";
+    // Every run sees the same intervals (they read the same requests).
+    for (i, p) in first.points.iter().enumerate() {
+        if time {
+            s += &format!("{:>14.3}  {:>11}", p.start as f64 / 1e9, p.requests);
+        } else {
+            s += &format!("{:>14}  {:>11}", p.start, p.requests);
+        }
+        for (r, h) in runs.iter().zip(&heads) {
+            let m = r.series.as_ref().and_then(|s| s.points.get(i)).map(|p| format!("{:.6}", p.miss_ratio)).unwrap_or_default();
+            s += &format!("  {:>w$}", m, w = h.len().max(10));
+        }
+        s += "\n";
+    }
+    s
 }
 
 /// The per-process counts of the runs that have them.

@@ -35,6 +35,11 @@ pub struct Args {
     /// is started when absent.
     #[arg(long)]
     pub address: Option<String>,
+    /// Ray: how trace files reach the workers: `path` (every node reads the driver's path: a
+    /// shared file system) or `store` (read once on the driver and shipped through Ray's object
+    /// store).
+    #[arg(long, default_value = "path", value_parser = ["path", "store"])]
+    pub ship: String,
     /// Local backend: runs at once (default: one per core).
     #[arg(long, short, default_value_t = 0)]
     pub jobs: usize,

@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::cache::{self, block_key, Access, Key, Policy};
 use crate::engine::future::next_use_positions;
 use crate::engine::processes::{file_block, ProcessResult, Processes, TracePlan};
+use crate::engine::series::{Interval, SimSeries, SimSeriesCounter};
 use crate::hints::HintsSpec;
 pub use crate::engine::footprint::CacheSize;
 use crate::engine::footprint::FootprintCounter;
@@ -127,6 +128,30 @@ pub struct SimCounts {
 }
 
 impl SimCounts {
+    /// Adds `o`'s counts.
+    pub fn add(&mut self, o: &SimCounts) {
+        self.requests += o.requests;
+        self.hits += o.hits;
+        self.bytes += o.bytes;
+        self.byte_hits += o.byte_hits;
+        self.blocks += o.blocks;
+        self.block_hits += o.block_hits;
+        self.larger_than_cache += o.larger_than_cache;
+    }
+
+    /// The counts added since `before` (counts only grow).
+    fn since(&self, before: &SimCounts) -> SimCounts {
+        SimCounts {
+            requests: self.requests - before.requests,
+            hits: self.hits - before.hits,
+            bytes: self.bytes - before.bytes,
+            byte_hits: self.byte_hits - before.byte_hits,
+            blocks: self.blocks - before.blocks,
+            block_hits: self.block_hits - before.block_hits,
+            larger_than_cache: self.larger_than_cache - before.larger_than_cache,
+        }
+    }
+
     fn ratio(miss: u64, total: u64) -> f64 {
         if total == 0 {
             0.0
@@ -165,6 +190,8 @@ pub struct SimRun {
     /// Per-process counts and application control (see [`crate::engine::processes`]); when set,
     /// requests are fed one by one.
     processes: Option<Box<Processes>>,
+    /// Counts per interval (`--interval`), when asked for.
+    series: Option<Box<SimSeriesCounter>>,
 }
 
 /// Requests per [`Policy::get_batch`] call: enough that the hints ahead lose little at chunk
@@ -191,12 +218,23 @@ impl SimRun {
             accesses: Vec::new(),
             hits: Vec::new(),
             processes: None,
+            series: None,
         })
     }
 
     /// Counts per process, and delivers application control to the policy, from now on.
     pub fn set_processes(&mut self, p: Processes) {
         self.processes = Some(Box::new(p));
+    }
+
+    /// Counts hits and misses per interval from now on (see [`crate::engine::series`]).
+    pub fn set_interval(&mut self, interval: Interval) {
+        self.series = Some(Box::new(SimSeriesCounter::new(interval)));
+    }
+
+    /// The per-interval results, when counted.
+    pub fn series(&self) -> Option<SimSeries> {
+        self.series.as_ref().map(|s| s.report(matches!(self.mode, Mode::Block { .. })))
     }
 
     /// The per-process results, when counted.
@@ -299,6 +337,36 @@ impl SimRun {
     /// Feeds a batch of requests in order. The mode is decided once per batch; in object mode the
     /// policy gets the requests in chunks through [`Policy::get_batch`].
     pub fn feed_batch(&mut self, batch: &[Request]) {
+        match self.series.take() {
+            None => self.feed_slice(batch),
+            Some(mut series) => {
+                // Slices that end where an interval ends, each fed as a batch of its own.
+                let mut start = 0;
+                let mut current = None;
+                for (i, r) in batch.iter().enumerate() {
+                    let interval = series.clock.next(r.time_ns);
+                    if current != Some(interval) {
+                        if let Some(c) = current {
+                            self.feed_interval(&batch[start..i], c, &mut series);
+                        }
+                        (start, current) = (i, Some(interval));
+                    }
+                }
+                if let Some(c) = current {
+                    self.feed_interval(&batch[start..], c, &mut series);
+                }
+                self.series = Some(series);
+            }
+        }
+    }
+
+    fn feed_interval(&mut self, slice: &[Request], interval: u64, series: &mut SimSeriesCounter) {
+        let before = self.counts.clone();
+        self.feed_slice(slice);
+        series.add(interval, &self.counts.since(&before));
+    }
+
+    fn feed_slice(&mut self, batch: &[Request]) {
         if self.processes.is_some() {
             for r in batch {
                 self.feed_tracked(r);
@@ -575,11 +643,13 @@ pub struct SweepConfig {
     /// Count requests and hits per process in every run (always done for application-controlled
     /// policies).
     pub per_process: bool,
+    /// Count hits and misses per interval in every run (`--interval`; `series` in the results).
+    pub interval: Option<Interval>,
 }
 
 impl SweepConfig {
     pub fn new(mode: Mode) -> Self {
-        SweepConfig { mode, threads: 0, batch_size: 1 << 14, hints: None, per_process: false }
+        SweepConfig { mode, threads: 0, batch_size: 1 << 14, hints: None, per_process: false, interval: None }
     }
 }
 
@@ -630,6 +700,9 @@ pub struct SimResult {
     /// by pid.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processes: Option<Vec<ProcessResult>>,
+    /// Hit and miss ratios per interval (`--interval`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<SimSeries>,
 }
 
 /// Progress of a sweep: requests read so far.
@@ -818,6 +891,11 @@ pub fn sweep_with(
             s.set_processes(Processes::counting());
         }
     }
+    if let Some(interval) = cfg.interval {
+        for s in sims.iter_mut() {
+            s.set_interval(interval);
+        }
+    }
 
     if sims.iter().any(|s| s.policy().needs_future()) {
         let next = match next_use {
@@ -938,6 +1016,7 @@ pub fn sweep_with(
                 cached_objects: len,
                 metadata_bytes_per_object: if len == 0 { 0.0 } else { run.policy().metadata_bytes() as f64 / len as f64 },
                 processes: run.process_results(),
+                series: run.series(),
             }
         })
         .collect())

@@ -49,7 +49,7 @@ pub enum Kind {
 }
 
 /// Options of `iostack sim` an experiment may set (besides the cache size).
-pub const SIM_OPTIONS: &[&str] = &["policy", "mode", "unit_size", "page_size", "format", "skip_invalid"];
+pub const SIM_OPTIONS: &[&str] = &["policy", "mode", "unit_size", "page_size", "format", "skip_invalid", "interval"];
 /// Options of `iostack run` an experiment may set besides the stack configuration's fields.
 pub const RUN_TRACE_OPTIONS: &[&str] = &["format", "mapping", "skip_invalid"];
 
@@ -259,6 +259,12 @@ pub fn valid_options(kind: Kind) -> Vec<String> {
         Kind::Run => {
             let fields = serde_json::to_value(crate::engine::timed::StackConfig::default()).expect("config serializes");
             v.extend(fields.as_object().expect("an object").keys().filter(|k| *k != "cache").cloned());
+            // Optional fields, absent from the default's serialization.
+            for k in ["redcap", "interval"] {
+                if !v.iter().any(|x| x == k) {
+                    v.push(k.to_string());
+                }
+            }
             v.extend(RUN_TRACE_OPTIONS.iter().map(|s| s.to_string()));
         }
     }

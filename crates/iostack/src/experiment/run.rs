@@ -10,6 +10,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::{Kind, PointSpec, Task, TraceSpec};
+use crate::engine::series::Interval;
 use crate::engine::sim::{check_runs, sweep_pairs, FileTrace, Mode, SweepConfig, TraceSource};
 use crate::engine::timed::StackConfig;
 use crate::error::{ConfigError, Error};
@@ -97,6 +98,11 @@ fn reader_options(options: &Map<String, Value>) -> Result<(Option<Format>, Reade
     Ok((format, ReaderOptions { skip_invalid: flag(options, "skip_invalid")?, csv_mapping, ..Default::default() }))
 }
 
+/// The cell of a sweep's row that holds the run's series (`interval` set), as JSON text: a list
+/// of the intervals' objects, as in the run's JSON result (`series.unit` and `series.width` are
+/// cells of their own).
+pub const SERIES_CELL: &str = "series.points";
+
 /// The row of a point: its label (trace, axis values, size as given), then the result.
 fn row_of(point: &PointSpec, result: Result<Row, String>) -> (usize, Row) {
     let mut row = Row::new();
@@ -145,6 +151,7 @@ fn run_sim_task(task: &Task, threads: usize) -> Vec<(usize, Row)> {
         let (format, options) = reader_options(o)?;
         let mut cfg = SweepConfig::new(mode);
         cfg.threads = threads.max(1);
+        cfg.interval = o.get("interval").map(|v| Interval::parse("interval", &text(v))).transpose()?;
         Ok((Source { spec: &task.trace, format, options }, cfg, page))
     };
     let (source, cfg, page) = match setup() {
@@ -173,7 +180,11 @@ fn run_sim_task(task: &Task, threads: usize) -> Vec<(usize, Row)> {
         match sweep_pairs(&source, &pairs, &cfg, page, &mut |_| {}) {
             Ok(results) => {
                 for (p, r) in good.iter().zip(&results) {
-                    rows.push(row_of(p, Ok(table::flatten(r, ""))));
+                    let mut row = table::flatten(r, "");
+                    if let Some(s) = &r.series {
+                        row.set(SERIES_CELL, serde_json::to_string(&s.points).expect("series serialize"));
+                    }
+                    rows.push(row_of(p, Ok(row)));
                 }
             }
             Err(e) => rows.extend(good.iter().map(|p| row_of(p, Err(e.to_string())))),
@@ -191,7 +202,7 @@ fn run_timed_point(trace: &TraceSpec, p: &PointSpec) -> Result<Row, Error> {
             "cache_size" => {
                 config.insert("cache".into(), Value::from(text(v)));
             }
-            "cache" | "max_request" | "think" | "dirty_expire" | "flush_interval" => {
+            "cache" | "max_request" | "think" | "dirty_expire" | "flush_interval" | "interval" => {
                 config.insert(k.clone(), Value::from(text(v)));
             }
             _ => {
@@ -207,6 +218,9 @@ fn run_timed_point(trace: &TraceSpec, p: &PointSpec) -> Result<Row, Error> {
     row.set("cache_size", report.resolved.get("cache_blocks").cloned().unwrap_or_default());
     row.set("cache_unit", "blocks");
     row.extend(table::flatten(&report, ""));
+    if let Some(s) = &report.series {
+        row.set(SERIES_CELL, serde_json::to_string(&s.points).expect("series serialize"));
+    }
     Ok(row)
 }
 

@@ -138,6 +138,10 @@ pub struct StackConfig {
     /// `locality.device_per_request`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_request_locality: Option<String>,
+    /// Report figures per interval of virtual time (`1h`, `10s`) or of issued requests
+    /// (`100000req`) under `series` in the result; absent: no series.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<String>,
 }
 
 /// Where a stack's hints come from: a spec (`h.toml`, `oracle:lookahead=N`) or the hints
@@ -186,6 +190,7 @@ impl Default for StackConfig {
             per_process: false,
             ada: None,
             device_request_locality: None,
+            interval: None,
         }
     }
 }
@@ -198,6 +203,7 @@ pub struct Resolved {
     pub think: Think,
     pub dirty_expire_ns: u64,
     pub flush_interval_ns: u64,
+    pub interval: Option<crate::engine::series::Interval>,
 }
 
 /// The 1-based line of `text` (TOML or JSON) where `key` is set, if one is found.
@@ -302,7 +308,8 @@ impl StackConfig {
         if flush_interval_ns < 1_000_000 {
             return Err(ConfigError::new("--flush-interval", "the flusher interval must be at least 1ms (it wakes every interval)"));
         }
-        Ok(Resolved { cache_blocks, max_request_blocks: max_request_blocks as u32, think, dirty_expire_ns, flush_interval_ns })
+        let interval = self.interval.as_deref().map(|t| crate::engine::series::Interval::parse("--interval", t)).transpose()?;
+        Ok(Resolved { cache_blocks, max_request_blocks: max_request_blocks as u32, think, dirty_expire_ns, flush_interval_ns, interval })
     }
 }
 

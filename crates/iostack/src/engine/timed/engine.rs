@@ -5,6 +5,8 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use super::config::{Replay, Resolved, Think};
 use super::report::{BlkCounts, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, ProcessReport, SchedCounts, SequenceTracker, SizeCounts};
+use super::latency_log::LatencyLog;
+use super::series::{SeriesCounter, Snapshot, TimedSeries};
 use super::blocks::{BlockStates, DIRTY, EVICTED, INFLIGHT, MARKER, NIL, PREFETCHED};
 use crate::blk::{BlockStage, StageActions, Submit};
 use crate::cache::{block_key, split_block_key, Access, Evicted, FileBlock, Key, Origin, Policy};
@@ -68,6 +70,7 @@ struct Pending {
     proc: u32,
     issue_ns: u64,
     outstanding: u32,
+    write: bool,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -177,6 +180,13 @@ pub(crate) struct Counters {
     pub sched: SchedCounts,
     pub device: DeviceCounts,
     pub response: LogHistogram,
+    pub response_read: LogHistogram,
+    pub response_write: LogHistogram,
+    /// Requests completed (the series takes differences of it).
+    pub completed: u64,
+    /// Device requests from entering the scheduler to completion: all, reads, writes, demand
+    /// reads.
+    pub device_response: [LogHistogram; 4],
     pub blk: BlkCounts,
     pub elapsed_ns: u64,
     pub end_ns: u64,
@@ -306,7 +316,8 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     /// The last (pid, process index) looked up: traces come in runs of one process.
     last_proc: (u32, u32),
     /// Requests in the device, with their service.
-    in_device: Vec<Option<(IoRequest, Service)>>,
+    /// and the time each was dispatched.
+    in_device: Vec<Option<(IoRequest, Service, u64)>>,
     in_device_free: Vec<u32>,
     dirty_fifo: VecDeque<(u64, Key)>,
     flush_armed: bool,
@@ -330,6 +341,11 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     /// File sizes in pages inferred by the first pass: (is_device, id) -> pages.
     pub(crate) extents: hashbrown::HashMap<(bool, u64), u64, rustc_hash::FxBuildHasher>,
     pub(crate) c: Counters,
+    /// Figures per interval (`interval` in the config), while running and as reported.
+    series: Option<Box<SeriesCounter>>,
+    pub(crate) series_report: Option<TimedSeries>,
+    /// `--latency-log`: every device request's queue, dispatch and completion times.
+    pub(crate) latency_log: Option<Box<LatencyLog>>,
 
     // Trace input.
     t0: Option<u64>,
@@ -440,7 +456,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             wait_free: Vec::new(),
             pending: Vec::new(),
             pending_free: Vec::new(),
-            cur: Pending { proc: 0, issue_ns: 0, outstanding: 0 },
+            cur: Pending { proc: 0, issue_ns: 0, outstanding: 0, write: false },
             cur_slot: NIL,
             procs: Vec::new(),
             proc_of: Default::default(),
@@ -462,6 +478,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             ready: Vec::new(),
             extents: Default::default(),
             c: Counters::default(),
+            series: s.resolved.interval.map(|i| Box::new(SeriesCounter::new(i))),
+            series_report: None,
+            latency_log: None,
             t0: None,
             last_trace_ns: 0,
             input_done: false,
@@ -875,6 +894,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         while let Some(e) = self.pop() {
             debug_assert!(e.time >= self.now);
             self.now = e.time;
+            if self.series.as_ref().is_some_and(|s| self.now >= s.next_ns) {
+                self.series_at();
+            }
             match e.kind {
                 Kind::Issue => {
                     let p = e.arg;
@@ -904,6 +926,10 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             }
         }
         self.c.end_ns = self.c.end_ns.max(self.c.elapsed_ns);
+        if let Some(s) = self.series.take() {
+            let counts = self.snapshot();
+            self.series_report = Some(s.finish(self.c.end_ns, counts));
+        }
         for lane in &mut self.lanes {
             lane.finish();
             self.c.device.add(&lane.counts);
@@ -937,6 +963,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     #[inline(always)]
     fn start_request(&mut self, p: u32, r: Request) {
+        if self.series.is_some() {
+            self.series_issue();
+        }
         let proc = &mut self.procs[p as usize];
         if !proc.started {
             proc.started = true;
@@ -961,7 +990,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let ps = self.s.page_size;
         let (first, end) = self.pages.block_range(&r);
         self.c.front.blocks += end - first;
-        self.cur = Pending { proc: p, issue_ns: self.now, outstanding: 0 };
+        self.cur = Pending { proc: p, issue_ns: self.now, outstanding: 0, write };
         debug_assert_eq!(self.cur_slot, NIL);
         let tracked = self.tracking.is_some();
         let hits_before = self.c.cache.hits;
@@ -1010,7 +1039,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         self.kick();
         // Nothing to wait for: the request completed now.
         if std::mem::replace(&mut self.cur_slot, NIL) == NIL {
-            self.request_done(self.cur.proc, self.cur.issue_ns);
+            self.request_done(self.cur.proc, self.cur.issue_ns, self.cur.write);
         }
     }
 
@@ -1392,14 +1421,23 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     fn complete(&mut self, pend: u32) {
         let p = self.pending[pend as usize];
         self.pending_free.push(pend);
-        self.request_done(p.proc, p.issue_ns);
+        self.request_done(p.proc, p.issue_ns, p.write);
     }
 
     /// A request of process `proc` issued at `issue_ns` completed now.
     #[inline]
-    fn request_done(&mut self, p: u32, issue_ns: u64) {
+    fn request_done(&mut self, p: u32, issue_ns: u64, write: bool) {
         let rt = self.now - issue_ns;
         self.c.response.record(rt);
+        if write {
+            self.c.response_write.record(rt);
+        } else {
+            self.c.response_read.record(rt);
+        }
+        self.c.completed += 1;
+        if let Some(s) = self.series.as_deref_mut() {
+            s.response(rt);
+        }
         self.c.elapsed_ns = self.c.elapsed_ns.max(self.now);
         let proc = &mut self.procs[p as usize];
         proc.response_sum += rt as u128;
@@ -1624,7 +1662,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             if let Some(stage) = self.stage.as_mut() {
                 stage.dispatched(&r, &service, self.now);
             }
-            let slot = slab_put(&mut self.in_device, &mut self.in_device_free, Some((r, service)));
+            let slot = slab_put(&mut self.in_device, &mut self.in_device_free, Some((r, service, self.now)));
             self.lanes[l].in_device += 1;
             self.push(service.finish_ns.max(self.now), Kind::Done, slot);
         }
@@ -1668,8 +1706,22 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     /// A dispatched request completed: every block in its range is done.
     fn device_done(&mut self, slot: u32) {
-        let (r, service) = self.in_device[slot as usize].take().expect("request in the device");
+        let (r, service, dispatch_ns) = self.in_device[slot as usize].take().expect("request in the device");
         self.c.end_ns = self.now;
+        let q2c = self.now - r.arrival_ns;
+        let [all, read, write, demand] = &mut self.c.device_response;
+        all.record(q2c);
+        if r.op.is_write() {
+            write.record(q2c);
+        } else {
+            read.record(q2c);
+            if r.cause == Cause::Demand {
+                demand.record(q2c);
+            }
+        }
+        if self.latency_log.is_some() {
+            self.log_latency(&r, &service, dispatch_ns);
+        }
         self.in_device_free.push(slot);
         let l = self.lane_index(r.device);
         let lane = &mut self.lanes[l];
@@ -1685,6 +1737,50 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
         self.fetch_complete(&r, true);
         self.kick();
+    }
+
+    #[inline(never)]
+    fn log_latency(&mut self, r: &IoRequest, service: &Service, dispatch_ns: u64) {
+        let device = self.trace_device(r.device);
+        let spb = self.sectors_per_block;
+        if let Some(log) = self.latency_log.as_deref_mut() {
+            log.record(r, device, spb, dispatch_ns, service.start_ns, self.now);
+        }
+    }
+
+    /// The counters a series takes differences of, as they are now.
+    fn snapshot(&self) -> Snapshot {
+        let (mut device_requests, mut device_busy_ns) = (0, 0);
+        for l in &self.lanes {
+            device_requests += l.counts.requests;
+            device_busy_ns += l.counts.busy_ns;
+        }
+        Snapshot {
+            requests: self.c.front.requests,
+            completed: self.c.completed,
+            accesses: self.c.cache.accesses,
+            hits: self.c.cache.hits,
+            device_requests,
+            device_busy_ns,
+        }
+    }
+
+    /// An event at `now` past the end of the series' current interval.
+    #[inline(never)]
+    fn series_at(&mut self) {
+        let counts = self.snapshot();
+        if let Some(s) = self.series.as_deref_mut() {
+            s.at(self.now, counts);
+        }
+    }
+
+    /// Tells the series a request is issued now.
+    #[inline(never)]
+    fn series_issue(&mut self) {
+        let counts = self.snapshot();
+        if let Some(s) = self.series.as_deref_mut() {
+            s.issue(self.now, || counts);
+        }
     }
 
     /// Tells the prefetcher that `r`'s blocks are complete, and issues what it asks for.

@@ -29,16 +29,19 @@ mod engine;
 mod ca_tests;
 #[cfg(test)]
 mod hook_tests;
+mod latency_log;
 mod observers;
 mod probe_set;
 pub mod preset;
 mod report;
+pub mod series;
 
 pub use config::{FileSizes, HintsConfig, Processes, Replay, Resolved, StackConfig, Think, WritePolicy};
 pub use engine::{Boundary, BoundaryObserver};
 pub use observers::{DumpObserver, ProbeObserver, ProbeThread, SharedProbe};
 pub use probe_set::{ProbeSet, SetMember};
-pub use report::{BlkCounts, BlkReport, BoundaryLocality, DeviceReport, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, SchedCounts, TimedReport};
+pub use latency_log::{LatencyLog, HEADER as LATENCY_LOG_HEADER};
+pub use report::{BlkCounts, BlkReport, BoundaryLocality, DeviceReport, DeviceResponse, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, ResponseReport, SchedCounts, TimedReport};
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -283,6 +286,11 @@ impl TimedRun {
         }
     }
 
+    /// Writes every device request's queue, dispatch and completion times to `log`.
+    pub fn set_latency_log(&mut self, log: LatencyLog) {
+        with_engine!(&mut self.engine, e => e.latency_log = Some(Box::new(log)));
+    }
+
     /// Puts `stage` between the page cache and the scheduler (see [`crate::blk::BlockStage`]).
     pub fn set_stage(&mut self, stage: Box<dyn crate::blk::BlockStage>) {
         with_engine!(&mut self.engine, e => e.set_stage(stage));
@@ -422,6 +430,11 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
             probes.insert(b.name().to_string(), v);
         }
     }
+    if let Some(log) = e.latency_log.take() {
+        let path = log.path().display().to_string();
+        let n = log.finish()?;
+        probes.insert("latency_log".to_string(), serde_json::json!({ "latency_log": path, "requests": n }));
+    }
     let lanes = e.lanes();
     // Lanes know dense device numbers; reports name the trace's ids.
     let trace_id = |l: &engine::Lane<S, D>| l.id.map(|d| table.trace_id(d));
@@ -473,7 +486,11 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         sched: c.sched.clone(),
         device: c.device.clone(),
         devices,
-        response: c.response.summary(),
+        response: ResponseReport::new(&c.response, &c.response_read, &c.response_write),
+        device_response: {
+            let [all, read, write, demand_read] = &c.device_response;
+            DeviceResponse { all: all.summary(), read: read.summary(), write: write.summary(), demand_read: demand_read.summary() }
+        },
         blk,
         redcap,
         ada,
@@ -483,6 +500,7 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         skipped: e.skipped,
         warnings: e.order.warnings(),
         notes,
+        series: e.series_report.take(),
     })
 }
 
@@ -556,21 +574,49 @@ impl BoundaryObserver for TraceDeviceIds {
     }
 }
 
-/// A stream to write: the requests crossing `boundary`, to the trace file `path` (iostack CSV,
-/// or the format its name gives, as `iostack convert` does).
+/// A stream to write: the requests crossing a boundary, to the trace file `path` (iostack CSV,
+/// or the format its name gives, as `iostack convert` does); or the latency log (`--latency-log`,
+/// see [`LatencyLog`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dump {
-    pub boundary: Boundary,
+    pub of: DumpOf,
     pub path: PathBuf,
 }
 
+/// What a [`Dump`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DumpOf {
+    /// The requests crossing the boundary.
+    Boundary(Boundary),
+    /// Every device request's queue, dispatch and completion times.
+    Latency,
+}
+
+impl DumpOf {
+    pub fn name(self) -> &'static str {
+        match self {
+            DumpOf::Boundary(b) => b.name(),
+            DumpOf::Latency => "latency",
+        }
+    }
+}
+
 impl Dump {
-    /// The dump of layer `layer` (front, cache, sched, device) to `path`.
+    /// The dump of layer `layer` (front, cache, sched, device; or `latency`, the latency log) to
+    /// `path`.
     pub fn new(layer: &str, path: impl Into<PathBuf>) -> Result<Dump, ConfigError> {
-        let boundary = Boundary::parse(layer).ok_or_else(|| {
-            ConfigError::new("--dump", format!("unknown layer `{layer}`; valid: {}", Boundary::ALL.map(|b| b.name()).join(", ")))
-        })?;
-        Ok(Dump { boundary, path: path.into() })
+        let of = match layer.trim() {
+            "latency" => DumpOf::Latency,
+            l => DumpOf::Boundary(Boundary::parse(l).ok_or_else(|| {
+                ConfigError::new("--dump", format!("unknown layer `{layer}`; valid: {}, latency", Boundary::ALL.map(|b| b.name()).join(", ")))
+            })?),
+        };
+        Ok(Dump { of, path: path.into() })
+    }
+
+    /// The latency log to `path` (`--latency-log`).
+    pub fn latency(path: impl Into<PathBuf>) -> Dump {
+        Dump { of: DumpOf::Latency, path: path.into() }
     }
 
     /// `LAYER=PATH`, as `--dump` takes it.
@@ -592,7 +638,7 @@ pub fn run_file(config: &StackConfig, path: &Path, format: Option<Format>, optio
 
 /// [`run_file`] with a stack the caller built (e.g. with [`TimedRun::with_policy`]).
 pub fn run_stack_file(
-    stack: TimedRun,
+    mut stack: TimedRun,
     path: &Path,
     format: Option<Format>,
     options: &ReaderOptions,
@@ -607,14 +653,17 @@ pub fn run_stack_file(
         if let Some(e) = dumps[..i].iter().find(|e| crate::trace::write::output_identity(&e.path) == id) {
             return Err(ConfigError::new(
                 "--dump",
-                format!("{} is named by two dumps ({} and {}); give each its own file", d.path.display(), e.boundary.name(), d.boundary.name()),
+                format!("{} is named by two dumps ({} and {}); give each its own file", d.path.display(), e.of.name(), d.of.name()),
             )
             .into());
         }
         if crate::trace::write::same_file(&d.path, path) {
             return Err(ConfigError::new("--dump", format!("{} is the trace being read", d.path.display())).into());
         }
-        observers.push((d.boundary, Box::new(DumpObserver::create(&d.path)?)));
+        match d.of {
+            DumpOf::Boundary(b) => observers.push((b, Box::new(DumpObserver::create(&d.path)?))),
+            DumpOf::Latency => stack.set_latency_log(LatencyLog::create(&d.path)?),
+        }
     }
     let stdin = path == Path::new("-");
     if stdin && stack.needs_plan() {
