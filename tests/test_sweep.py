@@ -166,6 +166,11 @@ def test_rows_are_identical_at_any_job_count_backend_and_as_single_calls(tmp_pat
             finally:
                 ray.shutdown()
             pd.testing.assert_frame_equal(one, remote, obj=f"{kind}: local and Ray")
+        if kind == "sim":
+            # One call over the whole grid, its policies on 1 and on 3 threads.
+            policies, sizes = grid["axes"]["policy"], grid["cache_size"]
+            by_threads = [iostack.simulate(trace, policy=policies, cache_size=sizes, unit_size=True, threads=t) for t in (1, 3)]
+            pd.testing.assert_frame_equal(by_threads[0], by_threads[1], obj="simulate on 1 and 3 threads")
         # Each row as a single call.
         for _, row in one.iterrows():
             if kind == "sim":
