@@ -120,3 +120,33 @@ def test_mrc_equals_lru_simulation(shared, rel):
     sim = iostack.simulate(path, policy="lru", cache_size=sizes, mode="block", page_size=4096)
     assert list(b.mrc["miss_ratio"]) == list(sim["block_miss_ratio"])
     assert list(b.mrc["request_miss_ratio"]) == list(sim["miss_ratio"])
+
+
+CLOUDPHYSICS = ("traces", "cloudphysics", "cloudPhysicsIO.vscsi")
+
+
+def test_sampled_mrc(shared):
+    path = shared(*CLOUDPHYSICS)
+    sizes = [1000, 10000, 50000, 100000, 200000]
+    exact = iostack.analyze(path, mrc_sizes=sizes)
+    assert exact.summary["mrc_sampling"][0] == "exact"
+    # Rate 1 samples every key: the exact curve.
+    one = iostack.analyze(path, mrc_sizes=sizes, mrc_sampling=1.0)
+    assert list(one.mrc["miss_ratio"]) == list(exact.mrc["miss_ratio"])
+    assert one.summary["mrc_sampling"][0] == "rate=1.0,seed=0"
+    # The curve alone, sampled: close to the exact curve, reported in the summary and report.
+    for spec in (0.1, "size=8192,seed=4"):
+        a = iostack.analyze(path, mrc_sizes=sizes, mrc_sampling=spec, mrc_only=True)
+        assert a.histograms.empty and "locality" not in a.report
+        assert a.summary["references"][0] == exact.summary["references"][0]
+        assert 0 < a.summary["mrc_sampling_rate"][0] < 1
+        assert a.report["mrc_sampling"]["sampled_references"] < a.report["mrc_sampling"]["references"]
+        err = (a.mrc["miss_ratio"] - exact.mrc["miss_ratio"]).abs().max()
+        assert err < 0.05, (spec, err)
+        assert "miss_ratio" in a._repr_html_()
+    assert iostack.analyze(path, mrc_sizes=sizes, mrc_sampling="size=8192,seed=4").summary["mrc_sampling"][0] == "size=8192,seed=4"
+    for bad in (0, 2.0, "size=0", True, [0.1], "sometimes"):
+        with pytest.raises(ValueError, match="mrc_sampling|--mrc-sampling"):
+            iostack.analyze(path, mrc_sampling=bad)
+    with pytest.raises(ValueError, match="mrc_only"):
+        iostack.analyze(path, mrc_only="yes")

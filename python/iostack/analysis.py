@@ -63,6 +63,8 @@ class Analysis:
         """Jupyter: the trace summary, its processes and the main figures."""
         from iostack.report import analysis_html
 
+        if "locality" not in self.report:  # the curve alone (mrc_only)
+            return self.summary.to_html(index=False) + self.mrc.to_html(index=False)
         return analysis_html(self.report)
 
 
@@ -77,6 +79,8 @@ def analyze_argv(
     first_reference: Union[str, int] = "distinct",
     interval: str = "auto",
     mrc_sizes: Optional[Iterable[Union[int, str]]] = None,
+    mrc_sampling: Union[None, float, str] = None,
+    mrc_only: bool = False,
 ) -> list:
     """The ``iostack analyze`` command line for these options."""
     from iostack._sim import _flag
@@ -90,6 +94,9 @@ def analyze_argv(
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             raise ValueError(f"{name}: expected a number or a string, got {value!r}")
     skip_invalid = _flag("skip_invalid", skip_invalid)
+    mrc_only = _flag("mrc_only", mrc_only)
+    if mrc_sampling is not None and (isinstance(mrc_sampling, bool) or not isinstance(mrc_sampling, (str, int, float))):
+        raise ValueError(f"mrc_sampling: expected a rate (0.01) or a string such as 'size=8192', got {mrc_sampling!r}")
     argv = ["iostack", "analyze", os.fspath(trace), "--mode", mode, "--page-size", str(page_size)]
     if format is not None:
         argv += ["--format", format]
@@ -103,6 +110,10 @@ def analyze_argv(
         if not sizes:
             raise ValueError("mrc_sizes: give at least one cache size")
         argv += ["--mrc-sizes", ",".join(sizes)]
+    if mrc_sampling is not None:
+        argv += ["--mrc-sampling", repr(mrc_sampling) if isinstance(mrc_sampling, float) else str(mrc_sampling)]
+    if mrc_only:
+        argv.append("--mrc-only")
     return argv
 
 
@@ -113,7 +124,12 @@ def analyze(trace: PathLike, **options) -> Analysis:
     ``"file"``), ``page_size`` (block granularity: ``4096``, ``"64KiB"``, ``"sector"``),
     ``format``, ``mapping`` (generic CSV columns), ``skip_invalid``, ``first_reference``
     (``"distinct"``, ``"exclude"`` or a fixed Max), ``interval`` (``"auto"``, ``"10s"``,
-    ``"100000req"``), ``mrc_sizes`` (cache sizes in units, or byte sizes such as ``"64MiB"``).
+    ``"100000req"``), ``mrc_sizes`` (cache sizes in units, or byte sizes such as ``"64MiB"``),
+    ``mrc_sampling`` (estimate the curve from a hashed sample of the keys, SHARDS: a rate such as
+    ``0.01``, or ``"size=8192"`` for at most 8,192 keys, optionally with ``",seed=N"``; the
+    ``summary`` then has ``mrc_sampling`` and ``mrc_sampling_rate``, and ``report["mrc_sampling"]``
+    the details), ``mrc_only`` (the curve alone, without the other metrics: ``summary`` and ``mrc``
+    are filled, the other DataFrames are empty).
 
     Raises ``ValueError`` with the command's message on a bad trace or option.
     """
@@ -126,6 +142,8 @@ def analyze(trace: PathLike, **options) -> Analysis:
 
 def from_report(report: dict) -> Analysis:
     """DataFrames of a report (as printed by ``iostack analyze --json``)."""
+    if "locality" not in report:
+        return _from_curve_report(report)
     return Analysis(
         summary=_summary(report),
         mrc=_mrc(report),
@@ -136,6 +154,34 @@ def from_report(report: dict) -> Analysis:
         timeline_by_request=_timeline(report.get("over_requests"), seconds=False),
         processes=_processes(report),
         report=report,
+    )
+
+
+def _sampling_columns(r: dict) -> dict:
+    s = r.get("mrc_sampling")
+    if s is None:
+        return {"mrc_sampling": "exact", "mrc_sampling_rate": 1.0}
+    how = f"rate={s['requested_rate']!r}" if s["kind"] == "rate" else f"size={s['max_keys']}"
+    return {"mrc_sampling": f"{how},seed={s['seed']}", "mrc_sampling_rate": s["rate"]}
+
+
+def _from_curve_report(r: dict) -> Analysis:
+    """The report of ``--mrc-only``: the summary and the curve."""
+    import pandas as pd
+
+    row = {k: r[k] for k in ("trace", "mode", "page_size", "requests", "skipped_invalid", "references")}
+    row.update(_sampling_columns(r))
+    empty = pd.DataFrame()
+    return Analysis(
+        summary=pd.DataFrame([row]),
+        mrc=_mrc(r),
+        histograms=empty,
+        series=empty,
+        popularity=empty,
+        timeline=empty,
+        timeline_by_request=empty,
+        processes=empty,
+        report=r,
     )
 
 
@@ -180,6 +226,7 @@ def _summary(r: dict) -> pd.DataFrame:
         "reuse_distance_median": _nan(loc["reuse_distance"]["median"]),
         "first_references": loc["stack_distance"]["first_references"],
         "first_reference_max": loc["stack_distance"]["first_reference_max"],
+        **_sampling_columns(r),
     }
     if "popularity" in r:
         pop, ia, rt = r["popularity"], r["inter_arrival"], r["reuse_time"]

@@ -13,7 +13,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use iostack::metrics::{analyze, AnalysisConfig, AnalysisReport, FirstReference, Granularity, IntervalSpec};
+use iostack::metrics::workload::{miss_ratio_curve, CurveReport};
+use iostack::metrics::{analyze, AnalysisConfig, AnalysisReport, FirstReference, Granularity, IntervalSpec, MrcSampling, SamplingReport};
 use iostack::trace::{self, CsvMapping, Format, ReaderOptions};
 use iostack::units::Size;
 
@@ -56,6 +57,16 @@ pub struct Args {
     /// size where only first references miss.
     #[arg(long, value_delimiter = ',')]
     pub mrc_sizes: Option<Vec<String>>,
+    /// Estimate the miss-ratio curve from a spatially hashed sample of the units (SHARDS):
+    /// `RATE` or `rate=RATE` samples that fraction of the keys (0 < RATE <= 1; `1` is the exact
+    /// curve), `size=KEYS` at most KEYS keys, lowering the rate as the footprint grows (constant
+    /// memory); `,seed=N` draws another sample (default 0). The report says how it sampled.
+    #[arg(long, value_name = "SPEC")]
+    pub mrc_sampling: Option<String>,
+    /// Compute the miss-ratio curve alone (exact, or sampled with --mrc-sampling), without the
+    /// other metrics, so that its time and memory are the curve's own.
+    #[arg(long)]
+    pub mrc_only: bool,
     /// Print the full report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -103,18 +114,36 @@ pub fn config(args: &Args) -> anyhow::Result<(AnalysisConfig, Option<Format>, Re
             Some(v)
         }
     };
+    let mrc_sampling = args.mrc_sampling.as_deref().map(|s| MrcSampling::parse("--mrc-sampling", s)).transpose()?;
+    if args.mrc_only {
+        if let Some(dir) = &args.plot {
+            anyhow::bail!("--plot {}: the plots need the full analysis, not --mrc-only", dir.display());
+        }
+    }
     let format = args.format.as_deref().map(Format::from_name).transpose()?;
     let csv_mapping = args.mapping.as_deref().map(CsvMapping::parse).transpose()?;
     let options = ReaderOptions { skip_invalid: args.skip_invalid, csv_mapping, ..Default::default() };
-    Ok((AnalysisConfig { granularity, first_reference, interval, mrc_sizes }, format, options))
+    Ok((AnalysisConfig { granularity, first_reference, interval, mrc_sizes, mrc_sampling }, format, options))
+}
+
+/// The full analysis, or the curve alone (`--mrc-only`).
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(untagged)]
+pub enum Report {
+    Full(Box<AnalysisReport>),
+    Curve(CurveReport),
 }
 
 /// Runs the analysis the arguments describe.
-pub fn report(args: &Args) -> anyhow::Result<AnalysisReport> {
+pub fn report(args: &Args) -> anyhow::Result<Report> {
     let (cfg, format, options) = config(args)?;
     let mut reader = trace::open(&args.trace, format, &options)?;
-    let rep = analyze(&mut *reader, cfg).with_context(|| format!("analysing {}", args.trace.display()))?;
-    Ok(rep)
+    let context = || format!("analysing {}", args.trace.display());
+    Ok(if args.mrc_only {
+        Report::Curve(miss_ratio_curve(&mut *reader, cfg).with_context(context)?)
+    } else {
+        Report::Full(Box::new(analyze(&mut *reader, cfg).with_context(context)?))
+    })
 }
 
 pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
@@ -127,14 +156,21 @@ pub fn run(args: Args, out: &Output) -> anyhow::Result<()> {
 }
 
 /// Writes the `--output` table, then prints the report.
-fn print_report(rep: &AnalysisReport, args: &Args, out: &Output) -> anyhow::Result<()> {
+fn print_report(rep: &Report, args: &Args, out: &Output) -> anyhow::Result<()> {
     if let Some(path) = &args.output {
-        crate::output::write_table(path, &[iostack::table::flatten(rep, "")])?;
+        let row = match rep {
+            Report::Full(r) => iostack::table::flatten(r, ""),
+            Report::Curve(r) => iostack::table::flatten(r, ""),
+        };
+        crate::output::write_table(path, &[row])?;
     }
     if args.json {
         out.print(&(serde_json::to_string_pretty(rep)? + "\n"))
     } else {
-        out.print(&table(rep))
+        out.print(&match rep {
+            Report::Full(r) => table(r),
+            Report::Curve(r) => curve_table(r),
+        })
     }
 }
 
@@ -155,7 +191,7 @@ fn parse_argv(argv: &[String]) -> Result<Args, clap::Error> {
 /// The analysis of `iostack analyze ...` (`argv` with the program name first) as a report, or
 /// the error message the command would print. `--plot` is accepted and ignored (the caller
 /// plots); nothing is printed.
-pub fn report_from_argv(argv: Vec<String>) -> Result<AnalysisReport, String> {
+pub fn report_from_argv(argv: Vec<String>) -> Result<Report, String> {
     let args = parse_argv(&argv).map_err(|e| e.render().to_string())?;
     report(&args).map_err(|e| format!("{e:#}"))
 }
@@ -183,6 +219,45 @@ pub fn capture(argv: Vec<String>) -> (i32, Option<String>) {
             (1, None)
         }
     }
+}
+
+/// The heading of the miss-ratio curve: exact, or how it was sampled.
+fn curve_title(sampling: Option<&SamplingReport>) -> String {
+    match sampling {
+        None => "LRU miss ratio (one pass, Mattson's stack algorithm)".to_string(),
+        Some(s) => {
+            let how = match (s.requested_rate, s.max_keys) {
+                (Some(r), _) => format!("fixed rate {r}"),
+                (_, Some(k)) => format!("fixed size {k} keys, final rate {:.6}", s.rate),
+                _ => String::new(),
+            };
+            format!(
+                "LRU miss ratio (estimated, SHARDS {how}, seed {}: {} of {} references and {} keys sampled)",
+                s.seed, s.sampled_references, s.references, s.sampled_keys
+            )
+        }
+    }
+}
+
+/// The report of `--mrc-only`.
+pub fn curve_table(r: &CurveReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "trace          {}", r.trace);
+    let unit = match r.page_size {
+        Some(p) => format!("{p}-byte blocks"),
+        None => format!("{}s", r.mode),
+    };
+    let _ = writeln!(s, "mode           {} ({unit})", r.mode);
+    let _ = writeln!(s, "requests       {}{}", r.requests, if r.skipped_invalid > 0 { format!(" ({} malformed skipped)", r.skipped_invalid) } else { String::new() });
+    let _ = writeln!(s, "references     {}", r.references);
+    let _ = writeln!(s);
+    let _ = writeln!(s, "{}", curve_title(r.mrc_sampling.as_ref()));
+    let _ = writeln!(s, "  {:>14} {:>14} {:>12}", format!("cache {}", if r.page_size.is_some() { "blocks".to_string() } else { format!("{}s", r.mode) }), "cache bytes", "miss ratio");
+    for p in &r.mrc {
+        let b = r.page_size.map(|ps| bytes(p.cache_size.saturating_mul(ps))).unwrap_or_else(|| "-".into());
+        let _ = writeln!(s, "  {:>14} {:>14} {:>12}", p.cache_size, b, format!("{:.4}", p.miss_ratio));
+    }
+    s
 }
 
 fn pct(x: Option<f64>) -> String {
@@ -336,12 +411,18 @@ pub fn table(r: &AnalysisReport) -> String {
     }
     let _ = writeln!(s, "  {:<22} {:>12} {:>12} {:>12}", "first reference", l.stack_distance.first_references, 0, l.reuse_distance.first_references);
     let _ = writeln!(s);
-    let _ = writeln!(s, "LRU miss ratio (one pass, Mattson's stack algorithm)");
+    let _ = writeln!(s, "{}", curve_title(r.mrc_sampling.as_ref()));
     match &r.mrc_requests {
         Some(req) => {
             let _ = writeln!(s, "  {:>14} {:>14} {:>12} {:>14}", "cache blocks", "cache bytes", "block miss", "request miss");
             for (p, q) in r.mrc.iter().zip(req) {
                 let _ = writeln!(s, "  {:>14} {:>14} {:>12} {:>14}", p.cache_size, bytes(p.cache_size * r.page_size.unwrap_or(1)), format!("{:.4}", p.miss_ratio), format!("{:.4}", q.miss_ratio));
+            }
+        }
+        None if r.page_size.is_some() => {
+            let _ = writeln!(s, "  {:>14} {:>14} {:>12}", "cache blocks", "cache bytes", "block miss");
+            for p in &r.mrc {
+                let _ = writeln!(s, "  {:>14} {:>14} {:>12}", p.cache_size, bytes(p.cache_size * r.page_size.unwrap_or(1)), format!("{:.4}", p.miss_ratio));
             }
         }
         None => {

@@ -10,6 +10,7 @@
 //! - [`affinity`]: `1 / log10(10 + d)`, and distance distributions (mean, median, histograms).
 //! - [`series`]: affinities and working set per time or request interval.
 //! - [`mrc`]: the LRU miss-ratio curve of every size from the stack-distance histogram.
+//! - [`shards`]: the miss-ratio curve from a hash-sampled stream (SHARDS), fixed rate or size.
 //! - [`probe`]: [`LocalityProbe`], the observer the engines place at each boundary.
 //! - [`characterise`]: popularity and its Zipf fit, reuse and inter-arrival times, activity and
 //!   footprint over time, processes.
@@ -21,6 +22,7 @@ pub mod characterise;
 pub mod mrc;
 pub mod probe;
 pub mod series;
+pub mod shards;
 pub mod stack_distance;
 pub mod workload;
 
@@ -28,5 +30,6 @@ pub use affinity::{affinity, Affinity, DistanceDistribution, DistanceSummary};
 pub use mrc::{MissRatioCurve, MrcPoint};
 pub use probe::{Granularity, LocalityProbe, LocalityReport, ProbeConfig, RequestLocality};
 pub use series::{IntervalSpec, SeriesReport};
+pub use shards::{MrcSampling, SampledMrc, SamplingReport};
 pub use stack_distance::{FirstReference, StackDistance};
 pub use workload::{analyze, AnalysisConfig, AnalysisReport, WorkloadAnalyzer};

@@ -83,11 +83,15 @@ impl MissRatioCurve {
     /// Default sizes: powers of two from 1 up to the saturation size, then the saturation size
     /// itself (where the curve reaches its floor).
     pub fn default_sizes(&self) -> Vec<u64> {
-        let sat = self.saturation_size();
-        let mut v: Vec<u64> = (0..64).map(|k| 1u64 << k).take_while(|&c| c < sat).collect();
-        v.push(sat);
-        v
+        default_sizes(self.saturation_size())
     }
+}
+
+/// Powers of two below `saturation`, then `saturation` itself.
+pub fn default_sizes(saturation: u64) -> Vec<u64> {
+    let mut v: Vec<u64> = (0..64).map(|k| 1u64 << k).take_while(|&c| c < saturation).collect();
+    v.push(saturation);
+    v
 }
 
 #[cfg(test)]

@@ -191,6 +191,12 @@ impl<P: Copy + Default> KeyTable<P> {
         (i, true)
     }
 
+    /// Removes `key`, returning the slot of its last use.
+    fn remove(&mut self, key: Key) -> Option<u32> {
+        let i = self.table.find(hash32(key), |c| c.key == key)?;
+        Some(self.table.remove_at(i).slot)
+    }
+
     #[inline]
     fn cell_mut(&mut self, i: usize) -> &mut Entry<P> {
         self.table.cell_mut(i)
@@ -283,6 +289,16 @@ impl<P: Copy + Default> StackDistance<P> {
             self.fenwick.add(w, 1);
         }
         (Some(depth as u64), &mut st.payload)
+    }
+
+    /// Takes `key` off the stack (a sampler that drops it from its sample,
+    /// [`super::shards`]): the keys below it move up one place. Returns whether it was there.
+    pub fn remove(&mut self, key: Key) -> bool {
+        let Some(slot) = self.map.remove(key) else { return false };
+        let w = (slot / 64) as usize;
+        self.marks[w] &= !(1u64 << (slot % 64));
+        self.fenwick.add(w, -1);
+        true
     }
 
     /// Hints the CPU to bring in the table cell of `key`, which the caller will reference soon
@@ -383,6 +399,33 @@ mod tests {
             let mut sd: StackDistance = StackDistance::new();
             let got: Vec<Option<u64>> = keys.iter().map(|&k| sd.access(k).0).collect();
             proptest::prop_assert_eq!(got, naive(&keys));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn removal_matches_the_definition(ops in proptest::collection::vec((0u64..30, proptest::bool::weighted(0.2)), 0..5000)) {
+            // The definition with removal: the key leaves the explicit stack.
+            let mut stack: Vec<Key> = Vec::new();
+            let mut sd: StackDistance = StackDistance::new();
+            for (k, remove) in ops {
+                let pos = stack.iter().rev().position(|&x| x == k);
+                if remove {
+                    proptest::prop_assert_eq!(sd.remove(k), pos.is_some());
+                    if let Some(p) = pos {
+                        let idx = stack.len() - 1 - p;
+                        stack.remove(idx);
+                    }
+                } else {
+                    proptest::prop_assert_eq!(sd.access(k).0, pos.map(|p| p as u64));
+                    if let Some(p) = pos {
+                        let idx = stack.len() - 1 - p;
+                        stack.remove(idx);
+                    }
+                    stack.push(k);
+                }
+                proptest::prop_assert_eq!(sd.distinct(), stack.len() as u64);
+            }
         }
     }
 

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use super::characterise::{Characterisation, Characteriser};
 use super::affinity::{log2_bucket, log2_buckets, Affinity, Bucket, DistanceDistribution};
 use super::mrc::{MissRatioCurve, MrcPoint};
+use super::shards::{MrcSampling, SampledMrc, SamplingReport};
 use crate::trace::devices::{DenseDevices, DeviceTable, KeySpace};
 use super::probe::{Granularity, LocalityProbe, LocalityReport, ProbeConfig};
 use super::series::IntervalSpec;
@@ -32,11 +33,15 @@ pub struct AnalysisConfig {
     /// Cache sizes (in units) at which to report the miss-ratio curve; `None` for the default
     /// (powers of two up to the size where only first references miss).
     pub mrc_sizes: Option<Vec<u64>>,
+    /// Estimate the curve from a hash-sampled stream (SHARDS, [`super::shards`]) instead of
+    /// every reference; `None` for the exact curve.
+    #[serde(default)]
+    pub mrc_sampling: Option<MrcSampling>,
 }
 
 impl Default for AnalysisConfig {
     fn default() -> Self {
-        AnalysisConfig { granularity: Granularity::Bytes(4096), first_reference: FirstReference::Distinct, interval: IntervalSpec::Auto, mrc_sizes: None }
+        AnalysisConfig { granularity: Granularity::Bytes(4096), first_reference: FirstReference::Distinct, interval: IntervalSpec::Auto, mrc_sizes: None, mrc_sampling: None }
     }
 }
 
@@ -105,8 +110,12 @@ pub struct AnalysisReport {
     pub block_affinity: Affinity,
     /// LRU miss ratio per unit (block or object) at each requested cache size.
     pub mrc: Vec<MrcPoint>,
-    /// Block mode: LRU miss ratio per request (a request hits when all its blocks hit).
+    /// Block mode: LRU miss ratio per request (a request hits when all its blocks hit); not
+    /// estimated from a sample (`null` with `mrc_sampling`).
     pub mrc_requests: Option<Vec<MrcPoint>>,
+    /// How `mrc` was sampled; `null` for the exact curve.
+    #[serde(default)]
+    pub mrc_sampling: Option<SamplingReport>,
     /// Distances, histograms and the series over time.
     pub locality: LocalityReport,
     /// Popularity, inter-arrival and reuse times, activity over time, processes.
@@ -137,6 +146,8 @@ pub struct WorkloadAnalyzer {
     run_hist: [u64; 65],
     sequential_requests: u64,
     character: Characteriser,
+    /// The sampled miss-ratio curve (`--mrc-sampling`).
+    sampler: Option<SampledMrc>,
 }
 
 impl WorkloadAnalyzer {
@@ -149,7 +160,9 @@ impl WorkloadAnalyzer {
                 return Err(ConfigError::new("--mrc-sizes", "cache sizes must be at least 1"));
             }
         }
+        check_sampling(&config)?;
         let granularity = config.granularity;
+        let sampler = config.mrc_sampling.map(|s| SampledMrc::new(s, granularity));
         let probe = LocalityProbe::new(ProbeConfig { granularity: config.granularity, first_reference: config.first_reference, interval: config.interval });
         Ok(WorkloadAnalyzer {
             config,
@@ -171,6 +184,7 @@ impl WorkloadAnalyzer {
             run_hist: [0; 65],
             sequential_requests: 0,
             character: Characteriser::new(granularity),
+            sampler,
         })
     }
 
@@ -178,6 +192,9 @@ impl WorkloadAnalyzer {
     #[inline]
     pub fn feed(&mut self, r: &Request) {
         let loc = self.probe.observe_request(r);
+        if let Some(s) = &mut self.sampler {
+            s.observe_request(r);
+        }
         self.character.feed(r, loc.max_stack_distance);
         if loc.references > 0 {
             match loc.max_stack_distance {
@@ -239,12 +256,22 @@ impl WorkloadAnalyzer {
         let bytes = self.ops.read_bytes + self.ops.write_bytes;
         self.ops.read_byte_fraction = (bytes > 0).then(|| self.ops.read_bytes as f64 / bytes as f64);
         let locality = self.probe.report();
-        let mrc = MissRatioCurve::from_distances(self.probe.stack_distances());
-        let sizes = self.config.mrc_sizes.clone().unwrap_or_else(|| mrc.default_sizes());
-        let (mode, page_size, mrc_requests) = match self.config.granularity {
-            Granularity::Bytes(p) => ("block", Some(p), Some(MissRatioCurve::from_distances(&self.request_dist).points(&sizes))),
-            Granularity::Object => ("object", None, None),
-            Granularity::File => ("file", None, None),
+        let (mrc, mrc_sampling, sizes) = match &self.sampler {
+            Some(s) => {
+                let curve = s.curve();
+                let sizes = self.config.mrc_sizes.clone().unwrap_or_else(|| curve.default_sizes());
+                (curve.points(&sizes), s.report(), sizes)
+            }
+            None => {
+                let curve = MissRatioCurve::from_distances(self.probe.stack_distances());
+                let sizes = self.config.mrc_sizes.clone().unwrap_or_else(|| curve.default_sizes());
+                (curve.points(&sizes), None, sizes)
+            }
+        };
+        let (mode, page_size) = mode_of(self.config.granularity);
+        let mrc_requests = match (page_size, &mrc_sampling) {
+            (Some(_), None) => Some(MissRatioCurve::from_distances(&self.request_dist).points(&sizes)),
+            _ => None,
         };
         let seq_runs = self.runs;
         AnalysisReport {
@@ -277,8 +304,9 @@ impl WorkloadAnalyzer {
             },
             stack_affinity: locality.stack_affinity,
             block_affinity: locality.block_affinity,
-            mrc: mrc.points(&sizes),
+            mrc,
             mrc_requests,
+            mrc_sampling,
             locality,
             characterisation: self.character.report(),
         }
@@ -288,11 +316,26 @@ impl WorkloadAnalyzer {
 /// How many requests ahead the stack entry of a request is prefetched.
 const PREFETCH_DISTANCE: usize = 8;
 
-/// Analyses a whole trace.
-pub fn analyze(reader: &mut dyn TraceReader, config: AnalysisConfig) -> Result<AnalysisReport, Error> {
-    let granularity = config.granularity;
-    let mut a = WorkloadAnalyzer::new(config)?;
-    // Keys hold a 16-bit device number: devices are numbered densely in the order they appear.
+/// `block`, `object` or `file`, and the page size in block mode.
+fn mode_of(granularity: Granularity) -> (&'static str, Option<u64>) {
+    match granularity {
+        Granularity::Bytes(p) => ("block", Some(p)),
+        Granularity::Object => ("object", None),
+        Granularity::File => ("file", None),
+    }
+}
+
+fn check_sampling(config: &AnalysisConfig) -> Result<(), ConfigError> {
+    match &config.mrc_sampling {
+        Some(s) => s.validate("--mrc-sampling"),
+        None => Ok(()),
+    }
+}
+
+/// Reads every request of `reader`, devices numbered densely (keys hold a 16-bit device number,
+/// so devices are numbered in the order they appear), and gives each batch to `f`; returns the
+/// trace's name and the malformed records skipped.
+fn read_batches(reader: &mut dyn TraceReader, granularity: Granularity, mut f: impl FnMut(&[Request])) -> Result<(String, u64), Error> {
     let space = match granularity {
         Granularity::Bytes(unit) => KeySpace::Blocks(unit),
         Granularity::Object | Granularity::File => KeySpace::Offsets,
@@ -304,15 +347,77 @@ pub fn analyze(reader: &mut dyn TraceReader, config: AnalysisConfig) -> Result<A
         if reader.read_batch(&mut buf, 1 << 14)? == 0 {
             break;
         }
+        f(&buf);
+    }
+    Ok((reader.path().display().to_string(), reader.skipped()))
+}
+
+/// Analyses a whole trace.
+pub fn analyze(reader: &mut dyn TraceReader, config: AnalysisConfig) -> Result<AnalysisReport, Error> {
+    let granularity = config.granularity;
+    let mut a = WorkloadAnalyzer::new(config)?;
+    let (name, skipped) = read_batches(reader, granularity, |buf| {
         for (i, r) in buf.iter().enumerate() {
             if let Some(ahead) = buf.get(i + PREFETCH_DISTANCE) {
                 a.probe.prefetch(ahead);
             }
             a.feed(r);
         }
+    })?;
+    Ok(a.report(&name, skipped))
+}
+
+/// The miss-ratio curve alone (`iostack analyze --mrc-only`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CurveReport {
+    pub trace: String,
+    pub mode: String,
+    pub page_size: Option<u64>,
+    pub requests: u64,
+    pub skipped_invalid: u64,
+    /// References in units of the analysis.
+    pub references: u64,
+    /// LRU miss ratio per unit at each cache size.
+    pub mrc: Vec<MrcPoint>,
+    /// How `mrc` was sampled; `null` for the exact curve.
+    pub mrc_sampling: Option<SamplingReport>,
+}
+
+/// The LRU miss-ratio curve of a trace and nothing else: one stack query per reference (per
+/// sampled reference with `mrc_sampling`), none of the other metrics of [`analyze`], so its
+/// time and memory are those of the curve alone. `first_reference` and `interval` are unused.
+pub fn miss_ratio_curve(reader: &mut dyn TraceReader, config: AnalysisConfig) -> Result<CurveReport, Error> {
+    if config.granularity == Granularity::Bytes(0) {
+        return Err(ConfigError::new("--page-size", "the page size must be at least 1 byte").into());
     }
-    let name = reader.path().display().to_string();
-    Ok(a.report(&name, reader.skipped()))
+    check_sampling(&config)?;
+    if config.mrc_sizes.as_ref().is_some_and(|s| s.contains(&0)) {
+        return Err(ConfigError::new("--mrc-sizes", "cache sizes must be at least 1").into());
+    }
+    let mut m = match config.mrc_sampling {
+        Some(s) => SampledMrc::new(s, config.granularity),
+        None => SampledMrc::exact(config.granularity),
+    };
+    let mut requests = 0u64;
+    let (name, skipped) = read_batches(reader, config.granularity, |buf| {
+        requests += buf.len() as u64;
+        for r in buf {
+            m.observe_request(r);
+        }
+    })?;
+    let curve = m.curve();
+    let sizes = config.mrc_sizes.clone().unwrap_or_else(|| curve.default_sizes());
+    let (mode, page_size) = mode_of(config.granularity);
+    Ok(CurveReport {
+        trace: name,
+        mode: mode.to_string(),
+        page_size,
+        requests,
+        skipped_invalid: skipped,
+        references: m.references(),
+        mrc: curve.points(&sizes),
+        mrc_sampling: m.report(),
+    })
 }
 
 #[cfg(test)]
@@ -357,6 +462,41 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn sampled_and_curve_only_analyses() {
+        let reqs = zipfish(30_000, 8);
+        let sizes = vec![1, 7, 64, 300, 1000, 4000, 20_000];
+        for g in [Granularity::Object, Granularity::Bytes(4096), Granularity::Bytes(512)] {
+            let exact = analyze(&mut VecReader::new(reqs.clone()), AnalysisConfig { granularity: g, mrc_sizes: Some(sizes.clone()), ..Default::default() }).unwrap();
+            assert!(exact.mrc_sampling.is_none());
+            // Rate 1 samples every key: the exact curve, reported as sampled.
+            let cfg = AnalysisConfig { granularity: g, mrc_sizes: Some(sizes.clone()), mrc_sampling: Some(MrcSampling::Rate { rate: 1.0, seed: 3 }), ..Default::default() };
+            let one = analyze(&mut VecReader::new(reqs.clone()), cfg.clone()).unwrap();
+            assert_eq!(one.mrc, exact.mrc, "{g:?}");
+            assert_eq!(one.mrc_requests, None);
+            let s = one.mrc_sampling.as_ref().unwrap();
+            assert_eq!((s.kind.as_str(), s.rate, s.references, s.sampled_references), ("rate", 1.0, exact.locality.references, exact.locality.references));
+            // Everything but the curve is the exact analysis.
+            assert_eq!(one.locality, exact.locality);
+            // The curve alone: the same points, exact or sampled.
+            let alone = miss_ratio_curve(&mut VecReader::new(reqs.clone()), cfg).unwrap();
+            assert_eq!(alone.mrc, exact.mrc);
+            assert_eq!((alone.requests, alone.references), (exact.requests, exact.locality.references));
+            let alone = miss_ratio_curve(&mut VecReader::new(reqs.clone()), AnalysisConfig { granularity: g, mrc_sizes: Some(sizes.clone()), ..Default::default() }).unwrap();
+            assert_eq!(alone.mrc, exact.mrc);
+            assert!(alone.mrc_sampling.is_none());
+            let half = AnalysisConfig { granularity: g, mrc_sizes: Some(sizes.clone()), mrc_sampling: Some(MrcSampling::Size { keys: 500, seed: 0 }), ..Default::default() };
+            let a = analyze(&mut VecReader::new(reqs.clone()), half.clone()).unwrap();
+            let b = miss_ratio_curve(&mut VecReader::new(reqs.clone()), half).unwrap();
+            assert_eq!(a.mrc, b.mrc);
+            assert_eq!(a.mrc_sampling, b.mrc_sampling);
+            assert!(a.mrc_sampling.unwrap().rate < 1.0);
+        }
+        let bad = AnalysisConfig { mrc_sampling: Some(MrcSampling::Rate { rate: f64::NAN, seed: 0 }), ..Default::default() };
+        assert!(analyze(&mut VecReader::new(vec![]), bad.clone()).unwrap_err().to_string().contains("--mrc-sampling"));
+        assert!(miss_ratio_curve(&mut VecReader::new(vec![]), bad).unwrap_err().to_string().contains("--mrc-sampling"));
     }
 
     #[test]

@@ -67,8 +67,7 @@ fn open_from(mut source: Source, name: &Path, format: Option<Format>, options: &
         // A column mapping only makes sense for generic CSV.
         None if options.csv_mapping.is_some() => format::Detected::Format(Format::GenericCsv),
         None => {
-            let len = source.known_len();
-            let head = source.peek(64 * 1024)?;
+            let (head, len) = detection_input(&mut source)?;
             format::detect(name, head, len)?
         }
     };
@@ -93,12 +92,24 @@ pub fn open_bytes(
 /// The format [`open`] would use for `path` without `--format`.
 pub fn detect_format(path: &Path) -> Result<Format, TraceError> {
     let mut source = Source::open(path)?;
-    let len = source.known_len();
-    let head = source.peek(64 * 1024)?;
+    let (head, len) = detection_input(&mut source)?;
     Ok(match format::detect(path, head, len)? {
         format::Detected::Format(f) => f,
         format::Detected::CloudPhysicsCsv => Format::GenericCsv,
     })
+}
+
+/// The first bytes of `source` for format detection, and the length of its content when known:
+/// a plain file's size, or the whole content when it ends within the look-ahead (a pipe, or a
+/// compressed file, of a few records), so that the same bytes are recognised alike from a file,
+/// from standard input and from an archive (a single 32-byte vscsi record is not a multiple of
+/// oracleGeneral's 24 bytes).
+fn detection_input(source: &mut Source) -> Result<(&[u8], Option<u64>), TraceError> {
+    const LOOK_AHEAD: usize = 64 * 1024;
+    let known = source.known_len();
+    let head = source.peek(LOOK_AHEAD)?;
+    let len = known.or((head.len() < LOOK_AHEAD).then_some(head.len() as u64));
+    Ok((head, len))
 }
 
 fn open_source(mut source: Source, detected: format::Detected, options: &ReaderOptions) -> Result<Box<dyn TraceReader>, TraceError> {
