@@ -175,6 +175,15 @@ def _columns():
     )
 
 
+def test_in_memory_rows_get_the_readers_checks():
+    # A terabyte-long row (found by the random test below) made block-mode runs walk billions
+    # of pages; the readers refuse it, and so must in-memory columns, naming the row.
+    with pytest.raises(ValueError, match=r"row 1: column `length`.*4 GiB"):
+        iostack.simulate({"offset": [0, 4096], "length": [4096, 1 << 44]}, policy="lru", cache_size=4, mode="block")
+    with pytest.raises(ValueError, match=r"row 0: column `offset`.*2\^64"):
+        iostack.simulate({"offset": [2**64 - 100], "length": [4096]}, policy="lru", cache_size=4, mode="block")
+
+
 def test_random_in_memory_traces_give_a_result_or_a_value_error():
     from hypothesis import HealthCheck, given, settings
 

@@ -85,17 +85,23 @@ fn requests_from_arrays(
             return Err(PyValueError::new_err(format!("column `{name}` has {len} values but `offset` has {n}")));
         }
     }
-    Ok((0..n)
-        .map(|i| Request {
-            time_ns: time_ns[i],
-            offset: offset[i],
-            length: length[i],
-            pid: pid[i],
-            device: device[i],
-            op: if op[i] != 0 { Op::Write } else { Op::Read },
-            file: None,
+    // The checks every trace reader makes (length at most 4 GiB, the range within 2^64, time
+    // within 2^62 ns): a terabyte-long row would make block-mode runs walk billions of pages.
+    (0..n)
+        .map(|i| {
+            let r = Request {
+                time_ns: time_ns[i],
+                offset: offset[i],
+                length: length[i],
+                pid: pid[i],
+                device: device[i],
+                op: if op[i] != 0 { Op::Write } else { Op::Read },
+                file: None,
+            };
+            iostack::trace::parse::check_request(r)
+                .map_err(|e| PyValueError::new_err(format!("row {i}: column `{}`: {}", e.field, e.message)))
         })
-        .collect())
+        .collect()
 }
 
 fn result_dict<'py>(py: Python<'py>, r: &SimResult) -> PyResult<Bound<'py, PyDict>> {
