@@ -75,3 +75,48 @@ def test_analysis_mrc_stops_at_the_footprint(shared):
     ax = iostack.plot.analysis_mrc(a)
     xs = ax.get_lines()[0].get_xdata()
     assert max(xs) <= a.report["footprint_units"]
+
+
+def _ada_run(tmp_path):
+    """512k-SR over a 64 MiB file on the SSD model with REDCAP under ADA (window 100): REDCAP's
+    segment reads cost more than the 4 KiB reads there, so ADA turns it off, on and off again."""
+    trace = tmp_path / "sr.bin"
+    r = _cli("gen", "stride", "--param", "pattern=512k-sr", "--param", "file_size=64MiB", "-o", trace)
+    assert r.returncode == 0, r.stderr
+    opts = dict(device="ssd:x25m", sched="noop", prefetch="none", cache="8", max_request="128KiB", redcap="on",
+                ada="window=100")
+    return trace, opts, iostack.run(trace, locality=False, **opts)
+
+
+def test_ada_timeline(tmp_path):
+    trace, opts, res = _ada_run(tmp_path)
+    ada = res["ada"]
+    switches = [(s["request"], s["state"]) for s in ada["switches"]]
+    assert len(switches) >= 1, ada
+    axes = iostack.plot.ada_timeline(res)
+    state = next(line for line in axes[0].get_lines() if line.get_gid() == "ada-state")
+    xs, ys = state.get_xdata(), state.get_ydata()
+    # Starts active at read 0, ends at the last read in the final state, and changes exactly at
+    # the switches the report lists, to the state it lists.
+    assert (xs[0], ys[0]) == (0, 1) and xs[-1] == ada["reads"]
+    drawn = [(xs[i], "active" if ys[i] else "inactive") for i in range(1, len(xs)) if ys[i] != ys[i - 1]]
+    assert drawn == switches
+    assert ys[-1] == (ada["state"] == "active")
+    # The window sums are drawn at each check, on the same axis of reads.
+    sums = [line for line in axes[1].get_lines() if len(line.get_xdata()) == len(ada["windows"])]
+    assert len(sums) == 2
+    assert [round(y, 9) for y in sums[0].get_ydata()] == [round(w["redcap_ms"], 9) for w in ada["windows"]]
+    assert [round(y, 9) for y in sums[1].get_ydata()] == [round(w["normal_ms"], 9) for w in ada["windows"]]
+    assert axes[1].get_xlabel() == "read requests seen" and "ms per block" in axes[1].get_ylabel()
+    # The report (and Jupyter's view of the result) has it too.
+    assert "ADA&#x27;s activation timeline" in res._repr_html_()
+
+    # The CLI draws it with the run's other plots; a run without ADA does not.
+    args = [f"--{k.replace('_', '-')}={v}" for k, v in opts.items()]
+    r = _cli("run", trace, *args, "--no-locality", "--plot", tmp_path / "p")
+    assert r.returncode == 0, r.stderr
+    _not_blank(tmp_path / "p" / "ada.png")
+    assert (tmp_path / "p" / "ada.png").stat().st_size > 20_000
+    r = _cli("run", trace, "--device=ssd:x25m", "--no-locality", "--plot", tmp_path / "q")
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "q" / "ada.png").exists()

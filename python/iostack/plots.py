@@ -18,7 +18,8 @@ back ``--plot DIR`` of ``iostack sim``, ``iostack run`` and ``iostack analyze``.
   as DULO's Figure 4), ``response.png`` (response-time CDF), ``affinity.png`` (stack and
   block affinity per layer boundary), ``processes.png``, with several runs ``stacks.png``
   (I/O time and hit ratio across stacks), and with ``interval`` ``series.png`` (hit ratio, I/O
-  time and response time over time, :func:`series`).
+  time and response time over time, :func:`series`), and with ``ada`` ``ada.png`` (ADA's
+  activation timeline, :func:`ada_timeline`; ``ada-N.png`` for the N-th of several).
 - Miss-ratio runs with ``interval`` add ``series.png`` (hit ratio over time) to :func:`write_sim`.
 
 ``plot_repro(report, outdir)`` draws the figures of an ``iostack repro`` report (its
@@ -668,6 +669,67 @@ def run_processes(results: Sequence[dict], ax=None):
     return ax
 
 
+def _ada_state_line(ada: dict):
+    """Vertices of ADA's state as a step line: x in read requests seen, y 1 (active) or 0
+    (inactive), from read 0 (ADA starts active) to the last read, a vertical edge at each switch."""
+    state = 1
+    xs, ys = [0], [state]
+    for s in ada.get("switches", []):
+        new = 1 if s["state"] == "active" else 0
+        xs += [s["request"], s["request"]]
+        ys += [state, new]
+        state = new
+    xs.append(max(ada.get("reads", 0), xs[-1]))
+    ys.append(state)
+    return xs, ys
+
+
+#: Figure size and subplot layout of :func:`ada_timeline` (state above, window sums below).
+ADA_SIZE = (9, 5.5)
+ADA_SUBPLOTS = {"nrows": 2, "sharex": True, "gridspec_kw": {"height_ratios": [1, 2.2]}}
+
+
+def ada_timeline(result: dict, axes=None, label: str = ""):
+    """ADA's activation timeline of one :func:`iostack.run` result with ``ada``: REDCAP's state
+    (active or inactive) against the read requests seen (top), and at each check the two sides'
+    sums of time per block over the window, with REDCAP and without (bottom, same axis); REDCAP
+    stays or turns active where its sum is strictly smaller. Switches are dotted lines on both."""
+    ada = result.get("ada")
+    if not ada:
+        raise ValueError("the result has no `ada` (run with --redcap on --ada ...)")
+    if axes is None:
+        fig, axes = plt.subplots(figsize=ADA_SIZE, **ADA_SUBPLOTS)
+    top, bottom = axes
+    xs, ys = _ada_state_line(ada)
+    top.plot(xs, ys, color="C0", lw=1.8, label="REDCAP state", gid="ada-state")
+    top.fill_between(xs, ys, step=None, color="C0", alpha=0.15)
+    top.set_yticks([0, 1])
+    top.set_yticklabels(["inactive", "active"])
+    top.set_ylim(-0.15, 1.15)
+    share = ada.get("activation_share")
+    top.set_title((f"{label}: " if label else "") + f"ADA (window {ada.get('window')}, {ada.get('cadence')}): "
+                  f"{len(ada.get('switches', []))} switches"
+                  + (f", REDCAP active for {share:.1%} of the reads" if share is not None else ""), fontsize=10)
+    w = ada.get("windows", [])
+    x = [c["request"] for c in w]
+    redcap = [c["redcap_ms"] for c in w]
+    normal = [c["normal_ms"] for c in w]
+    bottom.plot(x, redcap, "o-", ms=3, color="C1", label="with REDCAP (Σ T/B)")
+    bottom.plot(x, normal, "s-", ms=3, color="C2", label="without REDCAP (Σ T/B)")
+    positive = [v for v in redcap + normal if v and v > 0]
+    if positive and _spans_decades(positive):
+        bottom.set_yscale("log")
+    bottom.set_ylabel("sum over the window (ms per block)")
+    bottom.set_xlabel("read requests seen")
+    for ax in (top, bottom):
+        for s in ada.get("switches", []):
+            ax.axvline(s["request"], color="0.4", ls=":", lw=1)
+        ax.grid(True, alpha=0.3)
+    bottom.legend(fontsize=8)
+    bottom.set_xlim(0, max(xs[-1], 1))
+    return axes
+
+
 def write_run(results: Union[dict, Iterable[dict]], outdir: PathLike) -> List[pathlib.Path]:
     """Writes the plots of one or more :func:`iostack.run` results into ``outdir``."""
     results = [results] if isinstance(results, dict) else list(results)
@@ -691,6 +753,11 @@ def write_run(results: Union[dict, Iterable[dict]], outdir: PathLike) -> List[pa
     if any(r.get("series") for r in results):
         with_series = [r for r in results if r.get("series")]
         figures.append(("series", lambda axes: series(with_series, list(axes)), (15, 4), {"ncols": 3}))
+    with_ada = [(r, lab) for r, lab in zip(results, _labels(results)) if r.get("ada")]
+    for i, (r, lab) in enumerate(with_ada):
+        figures.append(("ada" if len(with_ada) == 1 else f"ada-{i + 1}",
+                        lambda axes, r=r, lab=lab: ada_timeline(r, axes, label=lab if len(with_ada) > 1 else ""),
+                        ADA_SIZE, ADA_SUBPLOTS))
     return _write_all(outdir, figures)
 
 

@@ -214,10 +214,10 @@ def _fig_png(fig) -> bytes:
     return buf.getvalue()
 
 
-def _draw(draw, size, caption: str, ncols: int = 1, nrows: int = 1) -> str:
+def _draw(draw, size, caption: str, ncols: int = 1, nrows: int = 1, **subplots) -> str:
     from iostack.plots import _figure
 
-    return figure_html(_fig_png(_figure(draw, size, nrows=nrows, ncols=ncols)), caption)
+    return figure_html(_fig_png(_figure(draw, size, nrows=nrows, ncols=ncols, **subplots)), caption)
 
 
 # --- sections ----------------------------------------------------------------------------------
@@ -294,6 +294,10 @@ def _run_section(name: str, runs: Sequence[dict]) -> str:
         parts.append(_draw(lambda axes: plots.boundary_affinity(runs, axes), (11, 4), "Stack and block affinity at each layer boundary", ncols=2))
     if len(runs) > 1:
         parts.append(_draw(lambda axes: plots.stacks(runs, axes), (11, 4), "I/O time and hit ratio across stacks", ncols=2))
+    for r, label in zip(runs, plots._labels(runs)):
+        if r.get("ada"):
+            parts.append(_draw(lambda axes, r=r: plots.ada_timeline(r, axes), plots.ADA_SIZE, f"ADA's activation timeline: {label}",
+                               **plots.ADA_SUBPLOTS))
     return "".join(parts)
 
 
