@@ -211,7 +211,7 @@ impl GenParams {
     pub fn f64_in(&mut self, key: &str, default: f64, min: f64, max: f64) -> Result<f64, ConfigError> {
         let v = self.f64(key, default)?;
         if !(min..=max).contains(&v) {
-            return Err(self.err(key, format!("{v} is out of range ({min} to {max})")));
+            return Err(self.err(key, format!("{} is out of range ({} to {})", short(v), short(min), short(max))));
         }
         Ok(v)
     }
@@ -287,6 +287,15 @@ impl GenParams {
             return Err(self.err(k, format!("unknown parameter of generator `{}` (its parameters: {list})", self.generator)));
         }
         Ok(())
+    }
+}
+
+/// A number as a person would write it: `0.25`, `1e308`.
+fn short(x: f64) -> String {
+    if x != 0.0 && !(1e-3..1e6).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
     }
 }
 
