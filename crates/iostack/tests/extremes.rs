@@ -186,3 +186,84 @@ fn stack_fields_at_their_extremes() {
     }
     check_failures();
 }
+
+/// The first `cap` requests of a generated workload, or its configuration error.
+fn generate(name: &'static str, common: iostack::workload::Common, params: Vec<(String, String)>, cap: usize) -> String {
+    let what = format!("gen {name} {params:?} {common:?}");
+    finishes(&what, 20, move || {
+        let p = iostack::workload::GenParams::new(name, params);
+        match iostack::workload::build(name, &common, p) {
+            Ok(mut r) => {
+                let mut n = 0;
+                while n < cap {
+                    match r.next_request() {
+                        Ok(Some(_)) => n += 1,
+                        Ok(None) => break,
+                        Err(e) => return format!("read error {e}"),
+                    }
+                }
+                format!("ok {n}")
+            }
+            Err(e) => format!("error {e}"),
+        }
+    })
+}
+
+#[test]
+fn generator_parameters_at_their_extremes() {
+    use iostack::workload::{Common, GENERATORS};
+    let small = Common { requests: 2000, objects: 1000, ..Common::default() };
+    let sizes = ["1PiB", "16EiB", "1e30", "1TiB", "4KiB", "1ns", "1s", "100000d", "0s", "yes", "0:0:0:0:0", "4294967295:1:1:1:1", "1025:1:1:1:1", "512k-sr"];
+    let mut refused = 0;
+    for g in GENERATORS {
+        for (key, _) in g.params {
+            for v in EXTREMES.iter().chain(&sizes) {
+                let out = generate(g.name, small.clone(), vec![(key.to_string(), v.to_string())], 2000);
+                if let Some(msg) = out.strip_prefix("error ") {
+                    refused += 1;
+                    // The error names the generator and, for a range, the parameter.
+                    if !msg.contains(g.name) || (msg.contains("out of range") && !msg.contains(key)) {
+                        FAILURES.with(|f| f.borrow_mut().push(format!("{} {key}={v}: unclear error: {msg}", g.name)));
+                    }
+                }
+            }
+        }
+    }
+    check_failures();
+    assert!(refused > 100, "only {refused} extreme values refused");
+}
+
+#[test]
+fn common_generator_options_at_their_extremes() {
+    use iostack::workload::{Arrival, Common, GENERATORS};
+    let values: &[u64] = &[0, 1, 2, 255, 65536, 65537, 1 << 24, (1 << 24) + 1, 1 << 40, (1 << 40) + 1, u32::MAX as u64, i64::MAX as u64, u64::MAX];
+    let ratios: &[f64] = &[0.0, 1.0, -1.0, 1.5, f64::NAN, f64::INFINITY, -f64::INFINITY, 1e-300];
+    let base = Common { requests: 500, objects: 1000, ..Common::default() };
+    let mut cases: Vec<Common> = Vec::new();
+    for &v in values {
+        cases.push(Common { requests: v, ..base.clone() });
+        cases.push(Common { objects: v, ..base.clone() });
+        cases.push(Common { objects: v, files: 1000, ..base.clone() });
+        cases.push(Common { object_size: v, ..base.clone() });
+        cases.push(Common { seed: v, ..base.clone() });
+        cases.push(Common { processes: v.min(u32::MAX as u64) as u32, ..base.clone() });
+        cases.push(Common { files: v, ..base.clone() });
+        cases.push(Common { arrival: Arrival::Fixed { interarrival_ns: v }, ..base.clone() });
+        cases.push(Common { arrival: Arrival::Poisson { mean_ns: v as f64 }, ..base.clone() });
+    }
+    for &r in ratios {
+        cases.push(Common { write_ratio: r, ..base.clone() });
+        cases.push(Common { arrival: Arrival::Poisson { mean_ns: r }, ..base.clone() });
+    }
+    for g in GENERATORS {
+        for c in &cases {
+            let out = generate(g.name, c.clone(), Vec::new(), 500);
+            if let Some(msg) = out.strip_prefix("error ") {
+                if !msg.starts_with("--") && !msg.contains(g.name) {
+                    FAILURES.with(|f| f.borrow_mut().push(format!("{} {c:?}: unclear error: {msg}", g.name)));
+                }
+            }
+        }
+    }
+    check_failures();
+}

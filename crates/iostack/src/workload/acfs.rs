@@ -162,18 +162,26 @@ fn process(pid: u32, policy: LevelPolicy) -> ProcessHints {
     }
 }
 
+/// Ranges of the parameters (documented in `docs/reliability.md`): the workload is built in
+/// memory, and at the largest counts and sizes it stays within [`super::MAX_HELD_REQUESTS`].
+const MAX_COUNT: u64 = 100;
+const MIN_MB: f64 = 0.01;
+const MAX_MB: f64 = 1024.0;
+const MAX_ANDREW_FILES: u64 = 10_000;
+const MAX_DEVICE: u64 = 65_535;
+
 fn positive(p: &mut GenParams, key: &str, default: u64) -> Result<u64, ConfigError> {
-    let v = p.u64(key, default)?;
-    if v == 0 {
-        return Err(ConfigError::new(key, "must be at least 1"));
-    }
-    Ok(v)
+    p.u64_in(key, default, 1, MAX_COUNT)
+}
+
+fn megabytes(p: &mut GenParams, key: &str, default: f64) -> Result<f64, ConfigError> {
+    p.f64_in(key, default, MIN_MB, MAX_MB)
 }
 
 /// The requests of workload `name` and its hints (no process table for an oblivious one).
 pub fn generate(name: &str, common: &Common, p: &mut GenParams) -> Result<(Vec<Request>, Hints), ConfigError> {
-    let pid = u32::try_from(p.u64("pid", 1)?).map_err(|_| ConfigError::new("pid", "out of range"))?;
-    let device = u32::try_from(p.u64("device", 0)?).map_err(|_| ConfigError::new("device", "out of range"))?;
+    let pid = p.u64_in("pid", 1, 0, u32::MAX as u64)? as u32;
+    let device = p.u64_in("device", 0, 0, MAX_DEVICE)? as u32;
     let mut rng = Pcg64Mcg::seed_from_u64(common.seed);
     let mut out = Out { reqs: Vec::new(), pid, device, arrival: common.arrival, rng: Pcg64Mcg::seed_from_u64(common.seed ^ 0x5eed), clock: 0.0 };
     let mut h = process(pid, LevelPolicy::Mru);
@@ -181,7 +189,7 @@ pub fn generate(name: &str, common: &Common, p: &mut GenParams) -> Result<(Vec<R
     match name {
         "acfs-cs1" => {
             let queries = positive(p, "queries", 8)?;
-            let db = lay_out(1, 1000, &[mb_blocks(p.f64("db_mb", 9.0)?)])[0];
+            let db = lay_out(1, 1000, &[mb_blocks(megabytes(p, "db_mb", 9.0)?)])[0];
             for _ in 0..queries {
                 out.read_whole(db);
                 h.file_list.push(db.id);
@@ -189,7 +197,7 @@ pub fn generate(name: &str, common: &Common, p: &mut GenParams) -> Result<(Vec<R
         }
         "acfs-cs2" | "acfs-cs3" => {
             let patterns = positive(p, "patterns", 4)?;
-            let mb = p.f64("mb", if name == "acfs-cs2" { 18.0 } else { 10.0 })?;
+            let mb = megabytes(p, "mb", if name == "acfs-cs2" { 18.0 } else { 10.0 })?;
             let (region, base) = if name == "acfs-cs2" { (2, 2000) } else { (3, 20000) };
             let files = lay_out(region, base, &small_files(&mut rng, mb_blocks(mb)));
             // cscope.files order: the directory walk's, not the layout's.
@@ -204,7 +212,7 @@ pub fn generate(name: &str, common: &Common, p: &mut GenParams) -> Result<(Vec<R
         }
         "acfs-din" => {
             let passes = positive(p, "passes", 9)?;
-            let trace = lay_out(4, 4000, &[mb_blocks(p.f64("mb", 8.0)?)])[0];
+            let trace = lay_out(4, 4000, &[mb_blocks(megabytes(p, "mb", 8.0)?)])[0];
             for _ in 0..passes {
                 out.read_whole(trace);
                 h.file_list.push(trace.id);
@@ -212,7 +220,7 @@ pub fn generate(name: &str, common: &Common, p: &mut GenParams) -> Result<(Vec<R
         }
         "acfs-gli" => {
             let queries = positive(p, "queries", 5)?;
-            let share = p.f64("hit_share", 0.3)?;
+            let share = p.f64_in("hit_share", 0.3, 0.0, 1.0)?;
             if !(0.0..=1.0).contains(&share) {
                 return Err(ConfigError::new("hit_share", format!("{share} is not in [0, 1]")));
             }
@@ -273,7 +281,7 @@ pub fn generate(name: &str, common: &Common, p: &mut GenParams) -> Result<(Vec<R
             h.block_list.truncate(MAX_LIST_ENTRIES);
         }
         "acfs-andrew" => {
-            let n = positive(p, "files", 70)?;
+            let n = p.u64_in("files", 70, 1, MAX_ANDREW_FILES)?;
             managed = false;
             let sizes = small_files(&mut rng, n * 3);
             let sources = lay_out(8, 8000, &sizes[..sizes.len().min(n as usize)]);

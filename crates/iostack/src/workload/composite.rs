@@ -38,7 +38,7 @@ pub const AIR: GeneratorInfo = GeneratorInfo {
     params: PARAMS.split_at(3).0,
     common: &["processes", "seed"],
     build: |c, p| {
-        let b = Benchmarks::from_params(p, c)?;
+        let b = Benchmarks::from_params("air", p, c)?;
         Ok(Box::new(Merged::new("air", b.in_a_row(c.processes))))
     },
 };
@@ -49,7 +49,7 @@ pub const AIP: GeneratorInfo = GeneratorInfo {
     params: PARAMS,
     common: &["processes", "seed"],
     build: |c, p| {
-        let b = Benchmarks::from_params(p, c)?;
+        let b = Benchmarks::from_params("aip", p, c)?;
         let runs = match p.text("runs") {
             None => [1; 5],
             Some(t) => {
@@ -57,12 +57,15 @@ pub const AIP: GeneratorInfo = GeneratorInfo {
                 <[u32; 5]>::try_from(v).map_err(|_| ConfigError::new("aip.runs", format!("`{t}` is not five counts like 1:1:2:1:3")))?
             }
         };
-        if runs.contains(&0) {
-            return Err(ConfigError::new("aip.runs", "every benchmark runs at least once"));
+        if runs.iter().any(|r| !(1..=MAX_RUNS).contains(r)) {
+            return Err(ConfigError::new("aip.runs", format!("`{}` is out of range: every benchmark runs 1 to {MAX_RUNS} times", runs.map(|r| r.to_string()).join(":"))));
         }
         Ok(Box::new(Merged::new("aip", b.in_parallel(c.processes, runs))))
     },
 };
+
+/// Most runs of one benchmark in `aip` (documented range of `runs`).
+const MAX_RUNS: u32 = 1024;
 
 /// The five benchmarks with their sizes.
 #[derive(Debug, Clone, Copy)]
@@ -75,23 +78,26 @@ pub struct Benchmarks {
 }
 
 impl Benchmarks {
-    pub fn from_params(p: &mut GenParams, c: &Common) -> Result<Benchmarks, ConfigError> {
-        let file_size = p.bytes("file_size", 1 << 30)?;
+    pub fn from_params(name: &str, p: &mut GenParams, c: &Common) -> Result<Benchmarks, ConfigError> {
+        let file_size = p.bytes_in("file_size", 1 << 30, 1, super::MAX_FILE_SIZE)?;
         if file_size == 0 {
-            return Err(ConfigError::new(format!("{}.file_size", "air"), "must be positive"));
+            return Err(ConfigError::new(format!("{name}.file_size"), "must be positive"));
         }
         let d = Lkr::default();
-        let lkr = Lkr { files: p.u64("lkr_files", d.files)?, dirs: p.u64("lkr_dirs", d.dirs)?, seed: c.seed, ..d };
+        let lkr = Lkr { files: p.u64_in("lkr_files", d.files, 0, super::lkr::MAX_TREE)?, dirs: p.u64_in("lkr_dirs", d.dirs, 1, super::lkr::MAX_TREE)?, seed: c.seed, ..d };
         if lkr.dirs == 0 {
-            return Err(ConfigError::new("lkr_dirs", "at least one directory (the root)"));
+            return Err(ConfigError::new(format!("{name}.lkr_dirs"), "at least one directory (the root)"));
         }
-        Ok(Benchmarks {
+        let b = Benchmarks {
             tac: Tac { file_size, ..Tac::default() },
             sr512: Stride { file_size, ..Stride::sr512k() },
             sr8: Stride { file_size, ..Stride::sr8k() },
             lkr,
             ior: Ior { file_size, ..Ior::default() },
-        })
+        };
+        b.lkr.check_size(c.processes, &format!("{name}.lkr_files"))?;
+        b.ior.check_layout(c.processes, &format!("{name}.file_size"))?;
+        Ok(b)
     }
 
     /// Benchmark `b` (in AIR order: TAC, 512k-SR, 8k-SR, LKR, IOR-R), placed from `at`.
@@ -144,7 +150,7 @@ mod tests {
 
     fn small() -> Benchmarks {
         let c = Common::default();
-        Benchmarks::from_params(&mut GenParams::parse("air", "file_size=4MiB,lkr_files=50,lkr_dirs=5").unwrap(), &c).unwrap()
+        Benchmarks::from_params("air", &mut GenParams::parse("air", "file_size=4MiB,lkr_files=50,lkr_dirs=5").unwrap(), &c).unwrap()
     }
 
     #[test]

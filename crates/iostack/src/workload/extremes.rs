@@ -30,6 +30,9 @@ use rand_pcg::Pcg64Mcg;
 use super::{Common, GenParams, GeneratorInfo, ObjectSampler};
 use crate::error::ConfigError;
 
+/// Most files `cold-far` shuffles (its order takes 4 bytes a file).
+const MAX_SHUFFLED_FILES: u64 = 1 << 24;
+
 /// Which file comes next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Case {
@@ -140,8 +143,10 @@ impl ObjectSampler for ExtremeLocality {
 
 fn build(common: &Common, _params: &mut GenParams, case: Case) -> Result<Box<dyn ObjectSampler>, ConfigError> {
     let g = ExtremeLocality::new(case, common.objects, common.files);
-    if g.files > u32::MAX as u64 {
-        return Err(ConfigError::new("--files", format!("{} files; at most 2^32 - 1 (give --files to group objects into fewer files)", g.files)));
+    // cold-far keeps its shuffled order of the files in memory.
+    let max = if case == Case::ColdFar { MAX_SHUFFLED_FILES } else { u32::MAX as u64 };
+    if g.files > max {
+        return Err(ConfigError::new("--files", format!("{} files is out of range (at most {max}; give --files to group objects into fewer files)", g.files)));
     }
     Ok(Box::new(g))
 }

@@ -22,6 +22,7 @@ pub const INFO: GeneratorInfo = GeneratorInfo {
     common: &["processes"],
     build: |c, p| {
         let s = Ior::from_params(p)?;
+        s.check_layout(c.processes, "ior.interleave")?;
         Ok(Box::new(Merged::new("ior", s.streams(c.processes, &mut Placement::default()))))
     },
 };
@@ -42,7 +43,11 @@ impl Default for Ior {
 impl Ior {
     pub fn from_params(p: &mut GenParams) -> Result<Ior, ConfigError> {
         let d = Ior::default();
-        let s = Ior { file_size: p.bytes("file_size", d.file_size)?, transfer: p.bytes("transfer", d.transfer)?, interleave: p.bytes("interleave", d.interleave)? };
+        let s = Ior {
+            file_size: p.bytes_in("file_size", d.file_size, 1, super::MAX_FILE_SIZE)?,
+            transfer: p.bytes_in("transfer", d.transfer, super::MIN_READ, super::MAX_READ)?,
+            interleave: p.bytes_in("interleave", d.interleave, 0, super::MAX_FILE_SIZE)?,
+        };
         if s.file_size == 0 || s.transfer == 0 {
             return Err(ConfigError::new("ior", "file_size and transfer must be positive"));
         }
@@ -50,6 +55,16 @@ impl Ior {
             return Err(ConfigError::new("ior.interleave", format!("{} is not a multiple of 4 KiB", s.interleave)));
         }
         Ok(s)
+    }
+
+    /// Refuses layouts whose extent lists would not fit in memory: `processes` files of
+    /// `file_size` in `interleave` chunks make at most 2^24 extents.
+    pub fn check_layout(&self, processes: u32, key: &str) -> Result<(), ConfigError> {
+        let per_file = if self.interleave == 0 || processes == 1 { 1 } else { self.file_size.div_ceil(self.interleave) };
+        if per_file.saturating_mul(processes as u64) > 1 << 24 {
+            return Err(ConfigError::new(key, format!("{processes} files of {} bytes in {} byte chunks make more than 2^24 extents; use a larger interleave or smaller files", self.file_size, self.interleave)));
+        }
+        Ok(())
     }
 
     /// The files of `processes` writers placed from disk block `at`, round robin by chunk.

@@ -46,6 +46,7 @@ pub const INFO: GeneratorInfo = GeneratorInfo {
     common: &["processes", "seed"],
     build: |c, p| {
         let l = Lkr::from_params(p, c.seed)?;
+        l.check_size(c.processes, "lkr.files")?;
         Ok(Box::new(Merged::new("lkr", l.streams(c.processes, &mut Placement::default()))))
     },
 };
@@ -54,6 +55,8 @@ pub const INFO: GeneratorInfo = GeneratorInfo {
 pub const GROUP_BLOCKS: u64 = 32_768;
 const INODE_BYTES: u64 = 128;
 const DIRENT_BYTES: u64 = 24;
+/// Files and directories of one tree, at most (documented range of `files` and `dirs`).
+pub const MAX_TREE: u64 = 1 << 22;
 const MAX_FILE: f64 = (4 << 20) as f64;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -131,12 +134,12 @@ impl Lkr {
     pub fn from_params(p: &mut GenParams, seed: u64) -> Result<Lkr, ConfigError> {
         let d = Lkr::default();
         let l = Lkr {
-            files: p.u64("files", d.files)?,
-            dirs: p.u64("dirs", d.dirs)?,
-            median_size: p.bytes("median_size", d.median_size)?,
-            sigma: p.f64("sigma", d.sigma)?,
-            read: p.bytes("read", d.read)?,
-            inodes_per_group: p.u64("inodes_per_group", d.inodes_per_group)?,
+            files: p.u64_in("files", d.files, 0, MAX_TREE)?,
+            dirs: p.u64_in("dirs", d.dirs, 1, MAX_TREE)?,
+            median_size: p.bytes_in("median_size", d.median_size, 1, MAX_FILE as u64)?,
+            sigma: p.f64_in("sigma", d.sigma, 0.0, 5.0)?,
+            read: p.bytes_in("read", d.read, super::MIN_READ, super::MAX_READ)?,
+            inodes_per_group: p.u64_in("inodes_per_group", d.inodes_per_group, 32, 1 << 18)?,
             seed,
         };
         if l.dirs == 0 || l.dirs > u32::MAX as u64 || l.files > u32::MAX as u64 {
@@ -195,6 +198,17 @@ impl Lkr {
             stack.extend(tree.subdirs[d].iter().rev());
         }
         out
+    }
+
+    /// Refuses trees whose requests, which are built in memory, would be absurdly many: the
+    /// files and directories of every process's copy times the reads of a median file must
+    /// stay within [`super::MAX_HELD_REQUESTS`].
+    pub fn check_size(&self, processes: u32, key: &str) -> Result<(), ConfigError> {
+        let estimate = (self.files + self.dirs).saturating_mul(processes as u64).saturating_mul(self.median_size.div_ceil(self.read));
+        if estimate > super::MAX_HELD_REQUESTS {
+            return Err(ConfigError::new(key, format!("{processes} copies of {} files and {} directories make about {estimate} requests, more than {}", self.files, self.dirs, super::MAX_HELD_REQUESTS)));
+        }
+        Ok(())
     }
 
     /// One `find | cat` per process over its own copy, copies placed from `at` (which moves past

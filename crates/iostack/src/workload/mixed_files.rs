@@ -78,27 +78,30 @@ pub const INFO: super::GeneratorInfo = super::GeneratorInfo {
     common: &["seed"],
     build: |c, p| {
         let d = MixedFilesConfig::default();
-        let u32_of = |key: &str, v: u64| u32::try_from(v).map_err(|_| ConfigError::new(format!("mixed-files.{key}"), format!("{v} is too large")));
+        const COUNT: u64 = 1 << 16;
+        const BLOCKS: u64 = 1 << 32;
+        const THINK_NS: u64 = 10_000_000_000;
+        let held = super::MAX_HELD_REQUESTS;
         let cfg = MixedFilesConfig {
-            data_files: u32_of("data_files", p.u64("data_files", d.data_files as u64)?)?,
-            data_file_blocks: p.u64("data_file_blocks", d.data_file_blocks)?,
-            passes: u32_of("passes", p.u64("passes", d.passes as u64)?)?,
-            scan_read_blocks: p.u64("scan_read_blocks", d.scan_read_blocks)?,
-            index_blocks: p.u64("index_blocks", d.index_blocks)?,
-            index_reads: p.u64("index_reads", d.index_reads)?,
-            hot_fraction: p.f64("hot_fraction", d.hot_fraction)?,
-            hot_share: p.f64("hot_share", d.hot_share)?,
-            small_files: u32_of("small_files", p.u64("small_files", d.small_files as u64)?)?,
-            small_file_max_blocks: p.u64("small_file_max_blocks", d.small_file_max_blocks)?,
-            small_reads: p.u64("small_reads", d.small_reads)?,
-            scan_think_us: p.duration_ns("scan_think", 0)? / 1000,
-            index_think_us: p.duration_ns("index_think", 0)? / 1000,
-            small_think_us: p.duration_ns("small_think", 0)? / 1000,
+            data_files: p.u64_in("data_files", d.data_files as u64, 0, COUNT)? as u32,
+            data_file_blocks: p.u64_in("data_file_blocks", d.data_file_blocks, 1, BLOCKS)?,
+            passes: p.u64_in("passes", d.passes as u64, 0, COUNT)? as u32,
+            scan_read_blocks: p.u64_in("scan_read_blocks", d.scan_read_blocks, 1, COUNT)?,
+            index_blocks: p.u64_in("index_blocks", d.index_blocks, 0, BLOCKS)?,
+            index_reads: p.u64_in("index_reads", d.index_reads, 0, held)?,
+            hot_fraction: p.f64_in("hot_fraction", d.hot_fraction, 0.0, 1.0)?,
+            hot_share: p.f64_in("hot_share", d.hot_share, 0.0, 1.0)?,
+            small_files: p.u64_in("small_files", d.small_files as u64, 0, 1 << 20)? as u32,
+            small_file_max_blocks: p.u64_in("small_file_max_blocks", d.small_file_max_blocks, 1, COUNT)?,
+            small_reads: p.u64_in("small_reads", d.small_reads, 0, held)?,
+            scan_think_us: p.duration_in("scan_think", 0, THINK_NS)? / 1000,
+            index_think_us: p.duration_in("index_think", 0, THINK_NS)? / 1000,
+            small_think_us: p.duration_in("small_think", 0, THINK_NS)? / 1000,
             blast: p.bool("blast", d.blast)?,
             aged: p.bool("aged", d.aged)?,
-            fragment_blocks: p.f64("fragment_blocks", d.fragment_blocks)?,
-            disk_blocks: p.u64("disk_blocks", d.disk_blocks)?,
-            block_bytes: p.u64("block_bytes", d.block_bytes)?,
+            fragment_blocks: p.f64_in("fragment_blocks", d.fragment_blocks, 1.0, BLOCKS as f64)?,
+            disk_blocks: p.u64_in("disk_blocks", d.disk_blocks, 3, super::MAX_BLOCKS)?,
+            block_bytes: p.u64_in("block_bytes", d.block_bytes, 1, super::MAX_BLOCK_BYTES)?,
             seed: c.seed,
         };
         Ok(Box::new(crate::trace::VecReader::new(cfg.requests()?)))
@@ -186,19 +189,34 @@ struct FileMap {
 impl MixedFilesConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.block_bytes == 0 || self.scan_read_blocks == 0 {
-            return Err(ConfigError::new("mixed.block_bytes", "block size and scan read size must be positive"));
+            return Err(ConfigError::new("mixed-files.block_bytes", "block size and scan read size must be positive"));
         }
         if !(0.0..=1.0).contains(&self.hot_fraction) || !(0.0..=1.0).contains(&self.hot_share) {
-            return Err(ConfigError::new("mixed.hot_fraction", "hot_fraction and hot_share must be in [0, 1]"));
+            return Err(ConfigError::new("mixed-files.hot_fraction", "hot_fraction and hot_share must be in [0, 1]"));
         }
         if self.aged && !(self.fragment_blocks >= 1.0) {
-            return Err(ConfigError::new("mixed.fragment_blocks", "the mean fragment must be at least 1 block"));
+            return Err(ConfigError::new("mixed-files.fragment_blocks", "the mean fragment must be at least 1 block"));
         }
         if self.small_reads > 0 && (self.small_files == 0 || self.small_file_max_blocks == 0) {
-            return Err(ConfigError::new("mixed.small_files", "small-file reads need small files"));
+            return Err(ConfigError::new("mixed-files.small_files", "small-file reads need small files"));
         }
         if self.index_reads > 0 && self.index_blocks == 0 {
-            return Err(ConfigError::new("mixed.index_blocks", "index reads need an index"));
+            return Err(ConfigError::new("mixed-files.index_blocks", "index reads need an index"));
+        }
+        // The workload is built in memory: bound its requests, its blocks and, aged, its
+        // fragments, so that no setting allocates without bound.
+        let file_blocks = (self.data_files as u64)
+            .saturating_mul(self.data_file_blocks)
+            .saturating_add(self.index_blocks)
+            .saturating_add((self.small_files as u64).saturating_mul(self.small_file_max_blocks));
+        if file_blocks.saturating_add(self.disk_blocks) > super::MAX_BLOCKS {
+            return Err(ConfigError::new("mixed-files.data_file_blocks", format!("the files ({file_blocks} blocks) and the disk ({} blocks) exceed 2^40 blocks", self.disk_blocks)));
+        }
+        let scans = (self.passes as u64).saturating_mul(self.data_files as u64).saturating_mul(self.data_file_blocks.div_ceil(self.scan_read_blocks));
+        let requests = scans.saturating_add(self.index_reads).saturating_add(self.small_reads);
+        let fragments = if self.aged { file_blocks as f64 / self.fragment_blocks } else { 0.0 };
+        if requests > super::MAX_HELD_REQUESTS || fragments > super::MAX_HELD_REQUESTS as f64 {
+            return Err(ConfigError::new("mixed-files", format!("{requests} reads over {file_blocks} blocks exceed what is built in memory (at most {} reads and, aged, as many fragments)", super::MAX_HELD_REQUESTS)));
         }
         Ok(())
     }

@@ -96,31 +96,58 @@ impl Default for Common {
     }
 }
 
+/// Ranges of the common settings (documented in `docs/reliability.md`): wide enough for any
+/// real experiment, narrow enough that no setting makes a generator allocate or run without
+/// bound.
+pub const MAX_REQUESTS: u64 = 1 << 40;
+pub const MAX_OBJECTS: u64 = 1 << 40;
+pub const MAX_OBJECT_SIZE: u64 = 1 << 30;
+pub const MAX_PROCESSES: u32 = 1 << 16;
+/// Generators that build their whole workload in memory (`spc2`, `mixed-files`, `acfs-*`)
+/// produce at most this many requests (about 1 GiB of requests).
+pub const MAX_HELD_REQUESTS: u64 = 1 << 24;
+/// Address space and block size of the generators that lay out a disk of blocks.
+pub const MAX_BLOCKS: u64 = 1 << 40;
+pub const MAX_BLOCK_BYTES: u64 = 1 << 20;
+/// Bytes of one file of the generators that lay out files per process (`tac`, `stride`, `ior`,
+/// `air`, `aip`): 1 TiB.
+pub const MAX_FILE_SIZE: u64 = 1 << 40;
+/// Bytes of one read of those generators: 512 B to 64 MiB.
+pub const MIN_READ: u64 = 512;
+pub const MAX_READ: u64 = 64 << 20;
+/// One day.
+pub const MAX_INTERARRIVAL_NS: u64 = 86_400_000_000_000;
+
 impl Common {
-    /// Checks the settings; errors name the option.
+    /// Checks the settings against their ranges; errors name the option, the value and the range.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.objects == 0 {
-            return Err(ConfigError::new("--objects", "at least one object is needed"));
-        }
-        if self.object_size == 0 {
-            return Err(ConfigError::new("--size", "the object size must be at least 1 byte"));
+        let range = |opt: &str, v: u64, min: u64, max: u64| {
+            if (min..=max).contains(&v) {
+                Ok(())
+            } else {
+                Err(ConfigError::new(opt, format!("{v} is out of range ({min} to {max})")))
+            }
+        };
+        range("--requests", self.requests, 1, MAX_REQUESTS)?;
+        range("--objects", self.objects, 1, MAX_OBJECTS)?;
+        range("--size", self.object_size, 1, MAX_OBJECT_SIZE)?;
+        range("--processes", self.processes as u64, 1, MAX_PROCESSES as u64)?;
+        match self.arrival {
+            Arrival::Fixed { interarrival_ns } => range("--interarrival", interarrival_ns, 0, MAX_INTERARRIVAL_NS)?,
+            Arrival::Poisson { mean_ns } => {
+                if !(mean_ns.is_finite() && (0.0..=MAX_INTERARRIVAL_NS as f64).contains(&mean_ns)) {
+                    return Err(ConfigError::new("--interarrival", format!("{mean_ns} ns is out of range (0 to one day)")));
+                }
+            }
         }
         if self.objects.checked_mul(self.object_size).is_none() {
             return Err(ConfigError::new("--objects", "objects * size overflows a 64-bit byte offset"));
         }
         if !(0.0..=1.0).contains(&self.write_ratio) {
-            return Err(ConfigError::new("--write-ratio", format!("{} is not in [0, 1]", self.write_ratio)));
-        }
-        if self.processes == 0 {
-            return Err(ConfigError::new("--processes", "at least one process is needed"));
+            return Err(ConfigError::new("--write-ratio", format!("{} is out of range (0 to 1)", self.write_ratio)));
         }
         if self.files > self.objects {
             return Err(ConfigError::new("--files", format!("{} files for {} objects; at most one file per object", self.files, self.objects)));
-        }
-        if let Arrival::Poisson { mean_ns } = self.arrival {
-            if !(mean_ns.is_finite() && mean_ns >= 0.0) {
-                return Err(ConfigError::new("--interarrival", "the mean inter-arrival time must be a finite non-negative duration"));
-            }
         }
         Ok(())
     }
@@ -174,6 +201,51 @@ impl GenParams {
         }
     }
 
+    /// A whole number within `min..=max` (its documented range).
+    pub fn u64_in(&mut self, key: &str, default: u64, min: u64, max: u64) -> Result<u64, ConfigError> {
+        let v = self.u64(key, default)?;
+        self.within(key, v, min, max)
+    }
+
+    /// A number within `min..=max` (its documented range); NaN and infinities are refused.
+    pub fn f64_in(&mut self, key: &str, default: f64, min: f64, max: f64) -> Result<f64, ConfigError> {
+        let v = self.f64(key, default)?;
+        if !(min..=max).contains(&v) {
+            return Err(self.err(key, format!("{} is out of range ({} to {})", short(v), short(min), short(max))));
+        }
+        Ok(v)
+    }
+
+    /// A size in bytes within `min..=max` (its documented range).
+    pub fn bytes_in(&mut self, key: &str, default: u64, min: u64, max: u64) -> Result<u64, ConfigError> {
+        let v = self.bytes(key, default)?;
+        if !(min..=max).contains(&v) {
+            return Err(self.err(key, format!("{v} bytes is out of range ({min} to {max} bytes)")));
+        }
+        Ok(v)
+    }
+
+    /// A duration of at most `max_ns`, in nanoseconds.
+    pub fn duration_in(&mut self, key: &str, default: u64, max_ns: u64) -> Result<u64, ConfigError> {
+        let v = self.duration_ns(key, default)?;
+        if v > max_ns {
+            return Err(self.err(key, format!("{}s is out of range (at most {}s)", v as f64 / 1e9, max_ns as f64 / 1e9)));
+        }
+        Ok(v)
+    }
+
+    fn within(&self, key: &str, v: u64, min: u64, max: u64) -> Result<u64, ConfigError> {
+        if !(min..=max).contains(&v) {
+            return Err(self.err(key, format!("{v} is out of range ({min} to {max})")));
+        }
+        Ok(v)
+    }
+
+    /// An error about parameter `key`, naming the generator and the parameter.
+    pub fn error(&self, key: &str, msg: impl Into<String>) -> ConfigError {
+        self.err(key, msg.into())
+    }
+
     /// A duration with its unit (`9.5ms`, `2s`; a bare number is an error), in nanoseconds.
     pub fn duration_ns(&mut self, key: &str, default: u64) -> Result<u64, ConfigError> {
         match self.take(key) {
@@ -215,6 +287,15 @@ impl GenParams {
             return Err(self.err(k, format!("unknown parameter of generator `{}` (its parameters: {list})", self.generator)));
         }
         Ok(())
+    }
+}
+
+/// A number as a person would write it: `0.25`, `1e308`.
+fn short(x: f64) -> String {
+    if x != 0.0 && !(1e-3..1e6).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
     }
 }
 

@@ -44,20 +44,28 @@ pub const INFO: super::GeneratorInfo = super::GeneratorInfo {
     common: &["requests", "seed"],
     build: |c, p| {
         let d = Spc2Config::default();
+        if c.requests > super::MAX_HELD_REQUESTS {
+            return Err(ConfigError::new("--requests", format!("{} is out of range for spc2, which holds its workload in memory (1 to {})", c.requests, super::MAX_HELD_REQUESTS)));
+        }
         let cfg = Spc2Config {
-            single: p.u64("single", d.single as u64)?.try_into().map_err(|_| ConfigError::new("spc2.single", "too many generators"))?,
-            multiple: p.u64("multiple", d.multiple as u64)?.try_into().map_err(|_| ConfigError::new("spc2.multiple", "too many generators"))?,
-            random: p.u64("random", d.random as u64)?.try_into().map_err(|_| ConfigError::new("spc2.random", "too many generators"))?,
-            mean_run: p.f64("mean_run", d.mean_run)?,
-            mean_gap_ns: p.duration_ns("mean_gap", d.mean_gap_ns)?,
-            disk_blocks: p.u64("disk_blocks", d.disk_blocks)?,
-            block_bytes: p.u64("block_bytes", d.block_bytes)?,
+            single: p.u64_in("single", d.single as u64, 0, MAX_GENERATORS)? as u32,
+            multiple: p.u64_in("multiple", d.multiple as u64, 0, MAX_GENERATORS)? as u32,
+            random: p.u64_in("random", d.random as u64, 0, MAX_GENERATORS)? as u32,
+            mean_run: p.f64_in("mean_run", d.mean_run, MIN_MEAN_RUN, MAX_MEAN_RUN)?,
+            mean_gap_ns: p.duration_in("mean_gap", d.mean_gap_ns, super::MAX_INTERARRIVAL_NS)?,
+            disk_blocks: p.u64_in("disk_blocks", d.disk_blocks, 2, super::MAX_BLOCKS)?,
+            block_bytes: p.u64_in("block_bytes", d.block_bytes, 1, super::MAX_BLOCK_BYTES)?,
             requests: c.requests,
             seed: c.seed,
         };
         Ok(Box::new(crate::trace::VecReader::new(cfg.requests()?)))
     },
 };
+
+/// Ranges of the parameters (documented in `docs/reliability.md`).
+const MAX_GENERATORS: u64 = 1 << 16;
+const MIN_MEAN_RUN: f64 = 0.001;
+const MAX_MEAN_RUN: f64 = 1e6;
 
 /// Configuration of the SPC-2-like mix.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -122,6 +130,9 @@ impl Spc2Config {
         }
         if self.mean_gap_ns == 0 || self.block_bytes == 0 {
             return Err(ConfigError::new("spc2.mean_gap_ns", "the inter-arrival time and block size must be positive"));
+        }
+        if self.disk_blocks.checked_mul(self.block_bytes).is_none() {
+            return Err(ConfigError::new("spc2.disk_blocks", "disk_blocks * block_bytes overflows a 64-bit byte offset"));
         }
         Ok(())
     }

@@ -56,10 +56,10 @@ impl Stride {
             Some(other) => return Err(ConfigError::unknown("stride.pattern", "pattern", other, &["8k-sr", "512k-sr"])),
         };
         let s = Stride {
-            file_size: p.bytes("file_size", base.file_size)?,
-            read: p.bytes("read", base.read)?,
-            skip: p.bytes("skip", base.skip)?,
-            series: p.u64("series", base.series)?,
+            file_size: p.bytes_in("file_size", base.file_size, 1, super::MAX_FILE_SIZE)?,
+            read: p.bytes_in("read", base.read, super::MIN_READ, super::MAX_READ)?,
+            skip: p.bytes_in("skip", base.skip, 0, super::MAX_FILE_SIZE)?,
+            series: p.u64_in("series", base.series, 1, 1024)?,
         };
         if s.file_size == 0 || s.read == 0 || s.series == 0 {
             return Err(ConfigError::new("stride", "file_size, read and series must be positive"));

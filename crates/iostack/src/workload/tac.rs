@@ -37,7 +37,7 @@ impl Default for Tac {
 impl Tac {
     pub fn from_params(p: &mut GenParams) -> Result<Tac, ConfigError> {
         let d = Tac::default();
-        let t = Tac { file_size: p.bytes("file_size", d.file_size)?, request: p.bytes("request", d.request)? };
+        let t = Tac { file_size: p.bytes_in("file_size", d.file_size, 1, super::MAX_FILE_SIZE)?, request: p.bytes_in("request", d.request, super::MIN_READ, super::MAX_READ)? };
         if t.file_size == 0 || t.request == 0 {
             return Err(ConfigError::new("tac.file_size", "the file size and the request size must be positive"));
         }

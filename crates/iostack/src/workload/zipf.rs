@@ -28,8 +28,10 @@ pub const INFO: GeneratorInfo = GeneratorInfo {
     build: |c, p| Ok(super::sampled("zipf", c, build(c, p)?)),
 };
 
-/// Most objects an alias table indexes (32-bit aliases).
-const MAX_OBJECTS: u64 = u32::MAX as u64;
+/// The weights and alias tables take about 24 bytes an object: 2^24 objects is 400 MiB.
+const MAX_OBJECTS: u64 = 1 << 24;
+/// Past this skew every request goes to rank 1 in double precision anyway.
+const MAX_ALPHA: f64 = 100.0;
 
 /// Walker/Vose alias table over `n` outcomes.
 pub struct AliasTable {
@@ -124,7 +126,7 @@ impl ObjectSampler for Zipf {
 }
 
 fn build(common: &Common, params: &mut GenParams) -> Result<Box<dyn ObjectSampler>, ConfigError> {
-    let alpha = params.f64("alpha", 1.0)?;
+    let alpha = params.f64_in("alpha", 1.0, 0.0, MAX_ALPHA)?;
     let scatter = params.bool("scatter", false)?;
     // The permutation has its own seed so that it does not consume the object stream.
     let scatter_seed = scatter.then(|| common.seed.wrapping_mul(0xd1b5_4a32_d192_ed03) ^ 0x5ca7);
