@@ -121,7 +121,7 @@ pub fn hints(data: &[u8]) {
 /// paths and globs resolve inside a temporary folder holding three empty traces (`a.csv`,
 /// `b.csv`, `sub/c.csv`); inputs naming an absolute path or `..` are passed over so that no
 /// glob walks the machine's file system. The plan must number its points in order and hold one
-/// point per trace and combination.
+/// point per trace and combination; grids past `MAX_POINTS` must be refused by the parser.
 pub fn experiment(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let t = text.trim_start();
@@ -135,8 +135,8 @@ pub fn experiment(data: &[u8]) {
         }
     }
     let Ok(exp) = Experiment::parse(text, "fuzz.toml", experiment_dir()) else { return };
-    let combos: usize = if exp.points.is_empty() { exp.axes.iter().map(|(_, v)| v.len()).product() } else { exp.points.len() };
-    let expected = exp.resolved_traces.len() * combos * exp.cache_size.len().max(1);
+    let expected = exp.point_count().expect("parse refuses grids past the limit");
+    assert!(expected <= crate::experiment::MAX_POINTS);
     let tasks = exp.plan();
     let points: Vec<usize> = tasks.iter().flat_map(|t| t.points.iter().map(|p| p.index)).collect();
     assert_eq!(points.len(), expected);
