@@ -48,6 +48,9 @@ pub enum Kind {
     Run,
 }
 
+/// The most points one experiment may have.
+pub const MAX_POINTS: usize = 1_000_000;
+
 /// Options of `iostack sim` an experiment may set (besides the cache size).
 pub const SIM_OPTIONS: &[&str] = &["policy", "mode", "unit_size", "page_size", "format", "skip_invalid", "interval"];
 /// Options of `iostack run` an experiment may set besides the stack configuration's fields.
@@ -166,7 +169,40 @@ impl Experiment {
         let mut exp = Experiment { kind: h.kind, traces: h.traces, resolved_traces: Vec::new(), cache_size, base, axes, points };
         exp.check_names(origin)?;
         exp.resolved_traces = resolve_traces(&exp.traces, dir, origin)?;
+        exp.check_size(origin)?;
         Ok(exp)
+    }
+
+    /// The number of points the grid has (traces x combinations x cache sizes), if it fits.
+    pub fn point_count(&self) -> Option<usize> {
+        let combos = if self.points.is_empty() {
+            self.axes.iter().try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()))?
+        } else {
+            self.points.len()
+        };
+        self.resolved_traces.len().checked_mul(combos)?.checked_mul(self.cache_size.len().max(1))
+    }
+
+    /// A grid too large to plan (a typo in an axis can multiply it) is refused before any
+    /// memory is spent on it.
+    fn check_size(&self, origin: &str) -> Result<(), ConfigError> {
+        match self.point_count() {
+            Some(n) if n <= MAX_POINTS => Ok(()),
+            n => Err(ConfigError::new(
+                origin,
+                format!(
+                    "the grid has {} points ({} traces x {} axis combinations x {} cache sizes), more than the limit of {MAX_POINTS}",
+                    n.map_or("too many".to_string(), |n| n.to_string()),
+                    self.resolved_traces.len(),
+                    if self.points.is_empty() {
+                        self.axes.iter().map(|(_, v)| v.len().to_string()).collect::<Vec<_>>().join(" x ")
+                    } else {
+                        self.points.len().to_string()
+                    },
+                    self.cache_size.len().max(1)
+                ),
+            )),
+        }
     }
 
     /// Every option name must be one the kind of run takes.
@@ -357,5 +393,22 @@ mod tests {
         assert!(e.contains("matches no file"), "{e}");
         let e = Experiment::parse(&EXP.replace("kind = \"sim\"", "kind = \"simulate\""), "exp.toml", Path::new(".")).unwrap_err().to_string();
         assert!(e.contains("exp.toml") && e.contains("simulate"), "{e}");
+    }
+
+    #[test]
+    fn a_grid_too_large_to_plan_is_refused() {
+        let exp = Experiment::parse(EXP, "exp.toml", Path::new(".")).unwrap();
+        assert_eq!(exp.point_count(), Some(2 * 2 * 3));
+        // Five more axes of ten values: 2 traces x 2 x 1 x 10^5 x 3 sizes, past the limit.
+        let ten = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]";
+        let more: String = ["page_size", "interval", "format", "unit_size", "skip_invalid"].iter().map(|k| format!("{k} = {ten}\n")).collect();
+        let big = EXP.replace("mode = [\"object\"]", &format!("mode = [\"object\"]\n{more}"));
+        let e = Experiment::parse(&big, "exp.toml", Path::new(".")).unwrap_err().to_string();
+        assert!(e.contains("exp.toml") && e.contains("1200000 points (2 traces x 2 x 1 x 10 x 10 x 10 x 10 x 10 axis combinations x 3 cache sizes)") && e.contains("limit of 1000000"), "{e}");
+        // A product past usize (600^7 combinations) is refused the same way, without wrapping.
+        let wide = format!("[{}]", (0..600).map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
+        let more: String = ["page_size", "interval", "format", "unit_size", "skip_invalid", "cache_size", "policy"].iter().map(|k| format!("{k} = {wide}\n")).collect();
+        let e = Experiment::parse(&EXP.replace("policy = [\"lru\", \"arc\"]", &more), "exp.toml", Path::new(".")).unwrap_err().to_string();
+        assert!(e.contains("too many points") && e.contains("600 x 600"), "{e}");
     }
 }

@@ -6,6 +6,8 @@ use std::path::Path;
 
 use crate::cache::{self, Access};
 use crate::engine::timed::{self, StackConfig};
+use crate::experiment::Experiment;
+use crate::hints::{Hints, TraceFacts};
 use crate::sched::SchedLimits;
 use crate::trace::{self, BlkparseEvent, CsvMapping, ReaderOptions, Request, TraceReader, VecReader, FORMATS};
 
@@ -88,4 +90,74 @@ pub fn spec_strings(data: &[u8]) {
             let _ = crate::device::build(spec);
         }
     }
+}
+
+/// A hints file: the first byte picks the TOML form (`--hints h.toml`) or the inline JSON form
+/// (the Python API's); the rest is the text. Hints that parse are checked against a small
+/// trace's facts and turned into their initial caching calls; they must hold what the parser
+/// promises (one table per pid, ordered ranges).
+pub fn hints(data: &[u8]) {
+    let [pick, body @ ..] = data else { return };
+    let Ok(text) = std::str::from_utf8(body) else { return };
+    let parsed = if pick & 1 == 0 { Hints::parse_toml(text, "fuzz.toml") } else { Hints::parse_json(text, "python") };
+    let Ok(h) = parsed else { return };
+    let mut facts = TraceFacts::default();
+    for (i, pid) in [1u32, 2, 7].into_iter().enumerate() {
+        let mut r = Request::read(i as u64 * 4096, 4096).at(i as u64);
+        r.pid = pid;
+        r.file = Some(crate::trace::FileRef { id: i as u64 + 7, offset: 0, size: None });
+        facts.add(&r);
+    }
+    let _ = h.validate(&facts);
+    for (i, p) in h.processes.iter().enumerate() {
+        assert!(h.processes[..i].iter().all(|q| q.pid != p.pid));
+        assert!(p.temp.iter().all(|t| t.first <= t.last));
+        assert!(p.block_list.iter().all(|c| c.1 <= c.2));
+        assert_eq!(p.initial_controls().len(), 1 + p.levels.len() + p.files.len());
+    }
+}
+
+/// An experiment file (TOML or JSON) parsed and planned, without running it. Relative trace
+/// paths and globs resolve inside a temporary folder holding three empty traces (`a.csv`,
+/// `b.csv`, `sub/c.csv`); inputs naming an absolute path or `..` are passed over so that no
+/// glob walks the machine's file system. The plan must number its points in order and hold one
+/// point per trace and combination; grids past `MAX_POINTS` must be refused by the parser.
+pub fn experiment(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let t = text.trim_start();
+    let raw: Option<serde_json::Value> = if t.starts_with('{') { serde_json::from_str(t).ok() } else { toml::from_str(t).ok() };
+    let Some(raw) = raw else { return };
+    if let Some(traces) = raw.get("experiment").and_then(|e| e.get("traces")).and_then(|t| t.as_array()) {
+        for tr in traces.iter().filter_map(|t| t.as_str()) {
+            if !tr.starts_with("gen:") && (Path::new(tr).is_absolute() || tr.contains("..")) {
+                return;
+            }
+        }
+    }
+    let Ok(exp) = Experiment::parse(text, "fuzz.toml", experiment_dir()) else { return };
+    let expected = exp.point_count().expect("parse refuses grids past the limit");
+    assert!(expected <= crate::experiment::MAX_POINTS);
+    let tasks = exp.plan();
+    let points: Vec<usize> = tasks.iter().flat_map(|t| t.points.iter().map(|p| p.index)).collect();
+    assert_eq!(points.len(), expected);
+    let mut sorted = points.clone();
+    sorted.sort_unstable();
+    assert!(sorted.iter().enumerate().all(|(i, &p)| i == p));
+    for task in &tasks {
+        let _ = serde_json::to_string(task).expect("a task serializes");
+    }
+}
+
+/// The folder the experiment target resolves trace paths in, made once per process (under the
+/// system's temporary folder, named for the process).
+fn experiment_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("iostack-fuzz-experiment-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).expect("a temporary folder");
+        for f in ["a.csv", "b.csv", "sub/c.csv"] {
+            std::fs::write(dir.join(f), b"").expect("a trace file");
+        }
+        dir
+    })
 }

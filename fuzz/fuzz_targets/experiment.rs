@@ -1,0 +1,3 @@
+//! Fuzz target: see `iostack::testing::fuzz::experiment`.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| iostack::testing::fuzz::experiment(data));
