@@ -9,7 +9,7 @@
 //! that keep the streams more than a window apart give the same result.
 
 use super::prefetch_cache::{self, Technique};
-use super::{Check, Report, ReproInfo, Table};
+use super::{Check, Figure, Report, ReproInfo, Series, Table};
 use crate::cache::lru::Lru;
 use crate::cache::splitlru::SplitLru;
 use crate::cache::streamlru::StreamLru;
@@ -202,6 +202,19 @@ fn paper_run(which: Which) -> Run {
     }
 }
 
+/// (request number from 1, prefetch hits up to and including it): the tables' hit row as a
+/// curve, the form `--plot` draws.
+fn cumulative_hits(hits: &[bool]) -> Vec<(f64, f64)> {
+    hits.iter()
+        .scan(0u32, |n, &h| {
+            *n += h as u32;
+            Some(*n)
+        })
+        .enumerate()
+        .map(|(i, n)| ((i + 1) as f64, n as f64))
+        .collect()
+}
+
 /// Reproduces one table with the given stream bases.
 pub fn reproduce(which: Which, bases: &[u64; 4]) -> Report {
     let technique = which.technique();
@@ -263,7 +276,13 @@ pub fn reproduce(which: Which, bases: &[u64; 4]) -> Report {
         tables: vec![table_for(&paper, &format!("paper, Table {n}")), table_for(&ours, "iostack")],
         checks,
         notes,
-        figures: Vec::new(),
+        figures: vec![Figure::line(
+            &format!("table{n}-prefetch-hits"),
+            format!("Table {n}: prefetch hits so far after each of the 7 requests"),
+            "request",
+            "prefetch hits so far",
+            vec![Series::paper(format!("paper, Table {n}"), cumulative_hits(&paper.hits)), Series::iostack("iostack", cumulative_hits(&ours.hits))],
+        )],
     }
 }
 
