@@ -1,7 +1,9 @@
 """iostack report: one self-contained HTML file, rendered by headless Chromium and checked."""
 
+import html
 import json
 import os
+import pathlib
 import re
 import shutil
 import subprocess
@@ -74,6 +76,22 @@ def test_report_is_self_contained(results, tmp_path):
     # Same inputs, same file.
     assert build_html(inputs) == doc
 
+
+def test_report_gathers_reproductions(tmp_path):
+    # Two stored reproductions: one that holds (Split Table 1) and one that differs (DULO Table II).
+    repro = pathlib.Path(__file__).resolve().parent.parent / "docs" / "repro"
+    inputs = [repro / "split-table1.json", repro / "dulo-table2.json"]
+    doc = build_html(inputs)
+    reports = [json.loads(p.read_text()) for p in inputs]
+    for r in reports:
+        agree = sum(c["ok"] for c in r["checks"])
+        verdict = "holds" if agree == len(r["checks"]) else "differs"
+        assert f"Verdict: <b>{verdict}</b> ({agree} of {len(r['checks'])} checks agree)" in doc
+        for c in r["checks"]:
+            assert html.escape(c["what"]) in doc
+    assert len(re.findall(r'<img src="data:image/png;base64,', doc)) == sum(len(r["figures"]) for r in reports)
+    out = tmp_path / "r.html"
+    assert _cli("report", *inputs, "--out", out).returncode == 0 and out.read_text() == doc
 
 def test_bad_inputs_name_the_file_and_write_nothing(tmp_path):
     out = tmp_path / "r.html"

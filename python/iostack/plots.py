@@ -776,6 +776,19 @@ def plot_repro(report: dict, outdir: Union[str, "os.PathLike[str]"]) -> List[pat
 
 def _plot_figure(f: dict, path: pathlib.Path, source: str) -> None:
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    repro_figure(f, ax)
+    if source:
+        fig.text(0.01, 0.01, source, fontsize=6, alpha=0.7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def repro_figure(f: dict, ax=None):
+    """Draws one figure of an ``iostack repro`` report (an entry of its ``figures``) on ``ax``:
+    iostack's series solid, the paper's dashed with hollow markers (hatched bars)."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7.5, 4.8))
     series = f["series"]
     if f.get("kind") == "bar":
         width = 0.8 / max(1, len(series))
@@ -798,8 +811,4 @@ def _plot_figure(f: dict, path: pathlib.Path, source: str) -> None:
     ax.set_title(f["title"], fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
-    if source:
-        fig.text(0.01, 0.01, source, fontsize=6, alpha=0.7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return ax

@@ -9,6 +9,9 @@ Inputs, each a file or a directory (whose files are taken in name order):
 - results of ``iostack run --json`` / ``iostack.run`` (one object, or an array of them): the
   echoed configuration, the results, and the run figures;
 - reports of ``iostack analyze --json``: the trace summary and the analysis figures;
+- reports of ``iostack repro NAME --json`` (as ``docs/repro/NAME.json`` stores them): the verdict,
+  every check with the paper's value, iostack's and the tolerance, the tables, and the figures
+  drawn as ``--plot`` draws them;
 - PNG images (such as those ``iostack repro NAME --plot DIR`` writes): embedded as they are.
 
 Figures are PNGs embedded as base64 data, so the file opens offline and can be mailed; the
@@ -71,12 +74,14 @@ def _read_table(path: pathlib.Path):
 
 
 def _kind(obj: Any) -> str:
-    """What a JSON document is: ``analysis``, ``run``, ``runs``, ``rows`` or ``unknown``."""
+    """What a JSON document is: ``analysis``, ``run``, ``runs``, ``repro``, ``rows`` or ``unknown``."""
     if isinstance(obj, dict):
         if "locality" in obj and "mrc" in obj and "requests" in obj:
             return "analysis"
         if "config" in obj and "elapsed_ns" in obj:
             return "run"
+        if {"name", "source", "checks", "tables", "figures"} <= set(obj):
+            return "repro"
     if isinstance(obj, list) and obj and all(isinstance(o, dict) for o in obj):
         if all("config" in o and "elapsed_ns" in o for o in obj):
             return "runs"
@@ -114,7 +119,7 @@ class Inputs:
             obj = _read_json(path)
             kind = _kind(obj)
             if kind == "unknown":
-                raise ReportError(f"{path}: not an iostack result (expected the JSON of iostack sim, run, analyze or sweep)")
+                raise ReportError(f"{path}: not an iostack result (expected the JSON of iostack sim, run, analyze, sweep or repro)")
             if kind == "rows":
                 import pandas as pd
 
@@ -325,6 +330,30 @@ def _analysis_section(name: str, report: dict) -> str:
     return "".join(parts)
 
 
+def _repro_section(name: str, report: dict) -> str:
+    """A reproduction (`iostack repro NAME --json`): its verdict, every check with the paper's
+    value, iostack's and the tolerance, its tables, notes and figures."""
+    import pandas as pd
+    from iostack import plots
+
+    checks = report["checks"]
+    agree = sum(1 for c in checks if c["ok"])
+    verdict = "holds" if agree == len(checks) else "differs"
+    parts = [f"<p><b>{_esc(report['title'])}</b></p><p class=\"meta\">{_esc(report['source'])}</p>",
+             f"<p>Verdict: <b>{verdict}</b> ({agree} of {len(checks)} checks agree)</p>"]
+    df = pd.DataFrame([{"check": c["what"], "paper": c["paper"], "iostack": c["iostack"], "tolerance": c.get("tolerance", ""),
+                        "agrees": "yes" if c["ok"] else "no"} for c in checks])
+    parts.append("<h3>Checks</h3>" + table_html(df, max_rows=200))
+    for t in report["tables"]:
+        rows = [dict(zip(t["header"], r)) for r in t["rows"]]
+        parts.append(f"<h3>{_esc(t['title'])}</h3>" + table_html(pd.DataFrame(rows, columns=t["header"]), max_rows=200))
+    if report.get("notes"):
+        parts.append("<ul>" + "".join(f"<li>{_esc(n)}</li>" for n in report["notes"]) + "</ul>")
+    for f in report["figures"]:
+        parts.append(_draw(lambda ax, f=f: plots.repro_figure(f, ax), (7.5, 4.8), f["title"]))
+    return "".join(parts)
+
+
 def _images_section(name: str, images: Sequence[pathlib.Path]) -> str:
     return "".join(figure_html(p.read_bytes(), p.name) for p in images)
 
@@ -339,8 +368,10 @@ def build_html(paths: Sequence[os.PathLike], title: str = "iostack report") -> s
     inputs = Inputs()
     for p in paths:
         inputs.add_path(pathlib.Path(p))
-    render = {"table": _table_section, "runs": _run_section, "analysis": _analysis_section, "images": _images_section}
-    headings = {"table": "Results table", "runs": "Timed runs", "analysis": "Trace analysis", "images": "Figures"}
+    render = {"table": _table_section, "runs": _run_section, "analysis": _analysis_section, "repro": _repro_section,
+              "images": _images_section}
+    headings = {"table": "Results table", "runs": "Timed runs", "analysis": "Trace analysis", "repro": "Reproduction",
+                "images": "Figures"}
     body, nav = [], []
     for i, (kind, name, payload) in enumerate(inputs.sections):
         anchor = f"s{i + 1}"
