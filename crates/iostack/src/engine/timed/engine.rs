@@ -179,14 +179,14 @@ pub(crate) struct Counters {
     /// running: [`Lane`]).
     pub sched: SchedCounts,
     pub device: DeviceCounts,
-    pub response: LogHistogram,
+    /// Response times of reads and of writes (all requests: their merge, at the end).
     pub response_read: LogHistogram,
     pub response_write: LogHistogram,
     /// Requests completed (the series takes differences of it).
     pub completed: u64,
-    /// Device requests from entering the scheduler to completion: all, reads, writes, demand
-    /// reads.
-    pub device_response: [LogHistogram; 4],
+    /// Device requests from entering the scheduler to completion: reads, writes, demand reads
+    /// (all: the merge of reads and writes, at the end).
+    pub device_response: [LogHistogram; 3],
     pub blk: BlkCounts,
     pub elapsed_ns: u64,
     pub end_ns: u64,
@@ -1428,7 +1428,6 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     #[inline]
     fn request_done(&mut self, p: u32, issue_ns: u64, write: bool) {
         let rt = self.now - issue_ns;
-        self.c.response.record(rt);
         if write {
             self.c.response_write.record(rt);
         } else {
@@ -1709,8 +1708,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let (r, service, dispatch_ns) = self.in_device[slot as usize].take().expect("request in the device");
         self.c.end_ns = self.now;
         let q2c = self.now - r.arrival_ns;
-        let [all, read, write, demand] = &mut self.c.device_response;
-        all.record(q2c);
+        let [read, write, demand] = &mut self.c.device_response;
         if r.op.is_write() {
             write.record(q2c);
         } else {

@@ -486,9 +486,10 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         sched: c.sched.clone(),
         device: c.device.clone(),
         devices,
-        response: ResponseReport::new(&c.response, &c.response_read, &c.response_write),
+        response: ResponseReport::new(&c.response_read, &c.response_write),
         device_response: {
-            let [all, read, write, demand_read] = &c.device_response;
+            let [read, write, demand_read] = &c.device_response;
+            let all = LogHistogram::merged(read, write);
             DeviceResponse { all: all.summary(), read: read.summary(), write: write.summary(), demand_read: demand_read.summary() }
         },
         blk,
