@@ -29,8 +29,6 @@ import subprocess
 import sys
 import time
 
-import iostack
-
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench" / "out"
 CACHE = 76_286
@@ -104,6 +102,8 @@ def run_lcs(path: pathlib.Path, policy: str, csv: bool) -> dict:
 
 
 def run_py(path: pathlib.Path, policy: str, csv: bool) -> dict:
+    import iostack
+
     fmt = "csv" if csv else "oracle-general"
     c0, w0 = time.process_time(), time.perf_counter()
     r = iostack.simulate(path, policy=policy, cache_size=CACHE, unit_size=True, format=fmt)
@@ -194,6 +194,7 @@ def main() -> None:
                     help="only what the CSV reading figure needs: LRU on the binary and on the CSV trace")
     args = ap.parse_args()
 
+    import iostack
     import libcachesim
 
     binary, csv = ensure_traces(args.requests)
