@@ -76,7 +76,7 @@ impl RedcapConfig {
 }
 
 /// What REDCAP did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RedcapCounts {
     /// Original reads seen.
     pub requests: u64,

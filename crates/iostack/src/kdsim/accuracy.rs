@@ -8,6 +8,11 @@
 //! previous request the real disk served (l.83); the update is applied when the real request
 //! completes, so the virtual disk never uses a time the kernel could not know yet.
 //!
+//! With REDCAP on (Table 1, l.236-240: "the real and virtual disks serve the requests issued by
+//! REDCAP for each cache miss"), the stage is also REDCAP, always active (`blk::redcap`, no ADA):
+//! the requests entering the real scheduler, and so the copies, are REDCAP's segment reads and the
+//! writes; reads REDCAP serves from its memory reach neither disk.
+//!
 //! Windows (K14): the requests entering the scheduler, numbered in arrival order, in windows of
 //! `window` (1000 in the paper). Each request's I/O time on either disk is its share, by blocks,
 //! of the I/O time of the (possibly merged) request that served it; a window's difference is
@@ -19,6 +24,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use super::virtual_disk::{PartMatcher, VirtualDisk, VirtualRequest};
+use crate::blk::redcap::{Partial, Redcap, RedcapConfig};
 use crate::blk::{BlockStage, StageActions, Submit};
 use crate::device::table::{Head, TableModel};
 use crate::device::{Service, SECTOR};
@@ -112,6 +118,18 @@ impl Inner {
         }
     }
 
+    /// `req` enters the real scheduler at `now_ns`: the virtual disk gets a copy.
+    fn copy(&mut self, req: &IoRequest, now_ns: u64) {
+        let id = self.next_id;
+        self.next_id += 1;
+        if self.sums.len() as u64 <= id / self.window {
+            self.sums.push((0.0, 0.0));
+        }
+        self.real.add(req.op, req.block, req.blocks, id);
+        self.vd.submit(VirtualRequest { id, pid: req.pid, op: req.op, block: req.block, blocks: req.blocks, sync: req.sync && req.op != Op::Write }, now_ns);
+        self.collect_vd();
+    }
+
     fn collect_vd(&mut self) {
         for c in self.vd.take_completed() {
             self.add(c.id, true, c.io_ns);
@@ -123,6 +141,9 @@ impl Inner {
 pub struct AccuracyStage {
     inner: Arc<Mutex<Inner>>,
     name: String,
+    /// REDCAP, always active, in front of both disks (Table 1).
+    redcap: Option<Redcap>,
+    parts: Vec<Partial>,
 }
 
 /// The caller's handle on an [`AccuracyStage`]'s results.
@@ -143,7 +164,16 @@ impl AccuracyStage {
             feed: RealFeed::default(),
             sums: Vec::new(),
         };
-        AccuracyStage { inner: Arc::new(Mutex::new(inner)), name }
+        AccuracyStage { inner: Arc::new(Mutex::new(inner)), name, redcap: None, parts: Vec::new() }
+    }
+
+    /// The same with REDCAP of `rc` always on in front of the real scheduler: the virtual disk
+    /// gets copies of REDCAP's segment reads and of the writes (Table 1).
+    pub fn with_redcap(mut self, rc: RedcapConfig) -> AccuracyStage {
+        let redcap = Redcap::new(rc);
+        self.name = format!("{}+{}", redcap.name(), self.name);
+        self.redcap = Some(redcap);
+        self
     }
 
     pub fn handle(&self) -> AccuracyHandle {
@@ -189,17 +219,24 @@ impl BlockStage for AccuracyStage {
         self.name.clone()
     }
 
-    fn submit(&mut self, req: IoRequest, now_ns: u64, _out: &mut StageActions) -> Submit {
+    fn submit(&mut self, req: IoRequest, now_ns: u64, out: &mut StageActions) -> Submit {
         let mut g = self.inner.lock().expect("not poisoned");
-        let id = g.next_id;
-        g.next_id += 1;
-        if g.sums.len() as u64 <= id / g.window {
-            g.sums.push((0.0, 0.0));
+        let Some(redcap) = self.redcap.as_mut() else {
+            g.copy(&req, now_ns);
+            return Submit::Pass;
+        };
+        if req.op == Op::Write {
+            redcap.write(&req);
+            g.copy(&req, now_ns);
+            return Submit::Pass;
         }
-        g.real.add(req.op, req.block, req.blocks, id);
-        g.vd.submit(VirtualRequest { id, pid: req.pid, op: req.op, block: req.block, blocks: req.blocks, sync: req.sync && req.op != Op::Write }, now_ns);
-        g.collect_vd();
-        Submit::Pass
+        // The read becomes hits, waits and segment reads; only the segment reads enter the
+        // scheduler, so only they are copied.
+        redcap.read(req, now_ns, out, &mut self.parts);
+        for q in &out.issue {
+            g.copy(q, now_ns);
+        }
+        Submit::Take
     }
 
     fn dispatched(&mut self, req: &IoRequest, service: &Service, now_ns: u64) {
@@ -213,12 +250,21 @@ impl BlockStage for AccuracyStage {
         }
     }
 
-    fn completed(&mut self, req: &IoRequest, _service: &Service, now_ns: u64, _out: &mut StageActions) {
+    fn completed(&mut self, req: &IoRequest, _service: &Service, now_ns: u64, out: &mut StageActions) {
+        if let Some(redcap) = self.redcap.as_mut() {
+            if req.op != Op::Write {
+                redcap.read_done(req, now_ns, out);
+            }
+        }
         let mut g = self.inner.lock().expect("not poisoned");
         g.vd.advance(now_ns);
         g.collect_vd();
         let g = &mut *g;
         g.feed.completed(req, g.vd.table_mut(), g.page_bytes);
+    }
+
+    fn report(&self) -> serde_json::Value {
+        self.redcap.as_ref().map_or(serde_json::Value::Null, |r| r.report())
     }
 }
 
@@ -284,7 +330,13 @@ pub fn run_with_table(
     let table = starting_table(config, acc)?;
     let resolved = config.resolve()?;
     let sched = crate::sched::build(&config.sched, crate::sched::SchedLimits::new(resolved.max_request_blocks, config.page_size))?;
-    let stage = AccuracyStage::new(sched, table, config.page_size, acc.window);
+    if config.ada.is_some() {
+        return Err(crate::error::ConfigError::new("--ada", "the accuracy run compares the two disks with REDCAP always on or off: ADA is not run").into());
+    }
+    let mut stage = AccuracyStage::new(sched, table, config.page_size, acc.window);
+    if let Some(spec) = &config.redcap {
+        stage = stage.with_redcap(RedcapConfig::parse(spec, config.page_size)?);
+    }
     let handle = stage.handle();
     let mut run = crate::engine::timed::TimedRun::new(config)?;
     run.set_stage(Box::new(stage));
@@ -295,7 +347,8 @@ pub fn run_with_table(
 
 /// The JSON report of an accuracy run, as `iostack kdsim accuracy --json` prints it and
 /// `iostack.kdsim_accuracy` returns it: the run's `trace`, `device`, `sched`, `table`,
-/// `size_blind`, then `window`, `requests`, `trained_cells`, `windows` and `mean_abs_diff_pct`.
+/// `size_blind`, `redcap` (REDCAP's counts when it was on, else `null`), then `window`,
+/// `requests`, `trained_cells`, `windows` and `mean_abs_diff_pct`.
 pub fn report_json(trace: &std::path::Path, report: &crate::engine::timed::TimedReport, acc: &AccuracyConfig, result: &Accuracy) -> serde_json::Value {
     serde_json::json!({
         "trace": trace.display().to_string(),
@@ -303,6 +356,7 @@ pub fn report_json(trace: &std::path::Path, report: &crate::engine::timed::Timed
         "sched": report.resolved["sched"],
         "table": acc.table.as_ref().map(|p| p.display().to_string()),
         "size_blind": acc.size_blind,
+        "redcap": report.redcap,
         "window": result.window,
         "requests": result.requests,
         "trained_cells": result.trained_cells,
