@@ -114,7 +114,7 @@ pub fn reproduce(r: &Table1Repro, progress: &Progress) -> Report {
         ]);
         let procs = if *p == 1 { "1 process".to_string() } else { format!("{p} processes") };
         checks.push(Check::new(
-            format!("{name}, {procs}, REDCAP on: mean |diff| per window"),
+            format!("{name}, {procs}, REDCAP on: mean absolute difference per window"),
             paper_v.map_or("a few % (Table 1)".to_string(), |v| format!("{v:.2} % (Table 1, l.236-240)")),
             format!("{:.3} %", mean_abs(a)),
             format!("< {TOLERANCE_PCT} % (\"a few %\"; the values depend on the real drives)"),
