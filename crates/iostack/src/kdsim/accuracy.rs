@@ -105,6 +105,9 @@ struct Inner {
     feed: RealFeed,
     /// Per window: VD and RD I/O time, ns.
     sums: Vec<(f64, f64)>,
+    /// Scratch for the parts of a dispatched request, and for the virtual disk's completions.
+    parts: Vec<(u32, u64)>,
+    done: Vec<super::virtual_disk::VirtualCompletion>,
 }
 
 impl Inner {
@@ -131,9 +134,12 @@ impl Inner {
     }
 
     fn collect_vd(&mut self) {
-        for c in self.vd.take_completed() {
+        let mut done = std::mem::take(&mut self.done);
+        self.vd.swap_completed(&mut done);
+        for c in &done {
             self.add(c.id, true, c.io_ns);
         }
+        self.done = done;
     }
 }
 
@@ -163,6 +169,8 @@ impl AccuracyStage {
             real: PartMatcher::default(),
             feed: RealFeed::default(),
             sums: Vec::new(),
+            parts: Vec::new(),
+            done: Vec::new(),
         };
         AccuracyStage { inner: Arc::new(Mutex::new(inner)), name, redcap: None, parts: Vec::new() }
     }
@@ -243,9 +251,11 @@ impl BlockStage for AccuracyStage {
         let mut g = self.inner.lock().expect("not poisoned");
         let page_bytes = g.page_bytes;
         let (_, io) = g.feed.dispatched(req, service, now_ns, page_bytes);
-        let parts = g.real.take(req.op, req.block, req.blocks);
-        let total: u64 = parts.iter().map(|(n, _)| *n as u64).sum::<u64>().max(1);
-        for (n, id) in parts {
+        let g = &mut *g;
+        g.real.take_into(req.op, req.block, req.blocks, &mut g.parts);
+        let total: u64 = g.parts.iter().map(|(n, _)| *n as u64).sum::<u64>().max(1);
+        for i in 0..g.parts.len() {
+            let (n, id) = g.parts[i];
             g.add(id, false, io as f64 * n as f64 / total as f64);
         }
     }
