@@ -250,7 +250,7 @@ impl Ada {
     }
 
     fn copy_ns(&self, blocks: u32) -> u64 {
-        self.rc.hit_ns_per_block * blocks as u64
+        self.rc.copy_ns(blocks)
     }
 
     /// T_CHit for `blocks` (K6).

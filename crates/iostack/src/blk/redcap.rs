@@ -38,6 +38,11 @@ pub struct RedcapConfig {
 }
 
 impl RedcapConfig {
+    /// The copy time of `blocks` blocks (a hit, and a miss after its segment read; K9).
+    pub fn copy_ns(&self, blocks: u32) -> u64 {
+        self.hit_ns_per_block * blocks as u64
+    }
+
     /// The paper's cache (512 × 128 KiB) for `page_bytes` pages, 5 µs per 4 KiB copied (K9).
     pub fn paper(page_bytes: u64) -> RedcapConfig {
         let segment_blocks = ((128 << 10) / page_bytes).max(1) as u32;
@@ -244,7 +249,7 @@ impl Redcap {
                 Some(seg) if seg.all_valid((from - s * sb) as u32, (to - s * sb) as u32) => {
                     self.counts.partial_hits += 1;
                     self.touch(key);
-                    out.serve(part, now_ns + self.cfg.hit_ns_per_block * part.blocks as u64);
+                    out.serve(part, now_ns + self.cfg.copy_ns(part.blocks));
                     Outcome::Hit
                 }
                 cached => {
@@ -293,7 +298,7 @@ impl Redcap {
             }
             if let Some(mut parts) = self.waiting.remove(&key) {
                 for p in parts.drain(..) {
-                    out.hold(p, now_ns + self.cfg.hit_ns_per_block * p.blocks as u64);
+                    out.hold(p, now_ns + self.cfg.copy_ns(p.blocks));
                 }
                 self.spare.push(parts);
             }
