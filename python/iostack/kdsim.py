@@ -66,6 +66,7 @@ def kdsim_accuracy(
     size_blind: bool = False,
     values_per_cell: int = 64,
     save_table: Optional[PathLike] = None,
+    redcap: Optional[str] = None,
     format: Optional[str] = None,
     frame: str = "pandas",
 ) -> dict:
@@ -75,10 +76,12 @@ def kdsim_accuracy(
     The virtual disk's table starts from ``table`` (a file from :func:`kdsim_train`, for the
     device's capacity) or empty, and learns on line from the real device's service times;
     ``size_blind=True`` answers every look-up with its distance column's mean over all sizes (the
-    paper's "VD 64 average"); ``save_table`` writes the table as learned by the end.
+    paper's "VD 64 average"); ``save_table`` writes the table as learned by the end;
+    ``redcap="on"`` (or ``"size=64MiB,segment=128KiB,hit=5us"``) puts REDCAP, always on, in
+    front of both disks, which then serve its segment reads and the writes (the paper's Table 1).
 
     Returns the dict ``iostack kdsim accuracy --json`` prints (``trace``, ``device``, ``sched``,
-    ``table``, ``size_blind``, ``window``, ``requests``, ``trained_cells``,
+    ``table``, ``size_blind``, ``redcap`` (REDCAP's counts, or None), ``window``, ``requests``, ``trained_cells``,
     ``mean_abs_diff_pct``), with ``windows`` as a DataFrame (pandas, or polars with
     ``frame="polars"``): one row per window with ``start``, ``requests``, ``vd_ms``, ``rd_ms``
     and ``diff_pct`` ((vd - rd) / rd x 100, negative when the virtual disk is faster).
@@ -102,6 +105,8 @@ def kdsim_accuracy(
         "max_request": str(max_request),
         "locality": False,
     }
+    if redcap is not None:
+        stack["redcap"] = str(redcap)
     out = json.loads(
         _core.kdsim_accuracy(
             os.fspath(trace),

@@ -84,6 +84,21 @@ fn accuracy_reports_windows() {
     let o = iostack(&["kdsim", "accuracy", "t.csv", "--device", "hdd:st3400620as", "--table", "T.json"], d.path());
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("T.json is a table for 2147483648 bytes"), "{}", stderr(&o));
+    // REDCAP on (Table 1): the disks see its segment reads only (TAC: one per 128 KiB segment).
+    let args = ["kdsim", "accuracy", "t.csv", "--device", dev, "--table", "T.json", "--json", "--prefetch", "none", "--cache", "8"];
+    let o = iostack(&[&args[..], &["--redcap", "on"]].concat(), d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["redcap"]["requests"], 1024);
+    assert_eq!(v["redcap"]["misses"], 64);
+    assert_eq!(v["requests"], 64);
+    assert!(v["mean_abs_diff_pct"].as_f64().is_some());
+    let o = iostack(&args, d.path());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["redcap"].is_null());
+    let o = iostack(&[&args[..], &["--redcap", "segment=5000"]].concat(), d.path());
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("--redcap segment"), "{}", stderr(&o));
 }
 
 #[test]

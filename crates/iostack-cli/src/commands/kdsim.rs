@@ -5,7 +5,8 @@
 //!   `--device table:PATH`.
 //! - `iostack kdsim accuracy TRACE --device SPEC [--table PATH] [--json]`: replays a trace with
 //!   the virtual disk beside the real (modelled) one and reports, per window of 1000 requests,
-//!   their summed I/O times and difference (`windows`, `mean_abs_diff_pct`).
+//!   their summed I/O times and difference (`windows`, `mean_abs_diff_pct`); `--redcap SPEC` puts
+//!   REDCAP, always on, in front of both.
 
 use std::path::PathBuf;
 
@@ -71,6 +72,10 @@ pub struct AccuracyArgs {
     /// Write the virtual disk's table at the end of the run to this file.
     #[arg(long)]
     pub save_table: Option<PathBuf>,
+    /// REDCAP always on in front of both disks (`on` or `size=64MiB,segment=128KiB,hit=5us`):
+    /// the disks then serve its segment reads and the writes (the paper's Table 1).
+    #[arg(long)]
+    pub redcap: Option<String>,
 }
 
 fn accuracy_cmd(a: AccuracyArgs, out: &Output) -> anyhow::Result<()> {
@@ -83,6 +88,7 @@ fn accuracy_cmd(a: AccuracyArgs, out: &Output) -> anyhow::Result<()> {
         policy: a.policy.clone(),
         prefetch: a.prefetch.clone(),
         max_request: a.max_request.clone(),
+        redcap: a.redcap.clone(),
         // The report has no locality section: the probes would only cost time.
         locality: false,
         ..Default::default()

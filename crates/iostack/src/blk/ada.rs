@@ -250,7 +250,7 @@ impl Ada {
     }
 
     fn copy_ns(&self, blocks: u32) -> u64 {
-        self.rc.hit_ns_per_block * blocks as u64
+        self.rc.copy_ns(blocks)
     }
 
     /// T_CHit for `blocks` (K6).
@@ -357,7 +357,11 @@ impl Ada {
                 Some(Tag::Segment(key)) => {
                     let sb = self.rc.segment_blocks as u64;
                     let seg = IoRequest { op: Op::Read, device: key.0, block: key.1 * sb, blocks: sb as u32, sync: false, cause: crate::sched::Cause::Prefetch, arrival_ns: c.queued_ns, pid: 0 };
-                    self.sim.read_done(&seg);
+                    // Metadata only: the simulated copies are timed below, not served.
+                    let mut scratch = std::mem::take(&mut self.scratch);
+                    self.sim.read_done(&seg, c.finish_ns, &mut scratch);
+                    scratch.hold.clear();
+                    self.scratch = scratch;
                     for (id, copy) in self.sim_waiters.remove(&key).unwrap_or_default() {
                         let arrival = self.sim_timing.get(&id).map_or(c.queued_ns, |t| t.arrival_ns);
                         let dur = c.finish_ns - c.queued_ns.max(arrival).min(c.finish_ns) + copy;
@@ -511,13 +515,14 @@ impl BlockStage for Ada {
         }
     }
 
-    fn completed(&mut self, req: &IoRequest, _service: &Service, now_ns: u64, _out: &mut StageActions) {
+    fn completed(&mut self, req: &IoRequest, _service: &Service, now_ns: u64, out: &mut StageActions) {
         self.catch_up(now_ns);
         self.feed.completed(req, self.vd.table_mut(), self.page_bytes);
         if req.op == Op::Write {
             return;
         }
-        self.real.read_done(req);
+        // The real cache's partials waiting for these segments complete after their copy (K9).
+        self.real.read_done(req, now_ns, out);
         let sb = self.rc.segment_blocks as u64;
         for s in req.block.div_ceil(sb)..req.end() / sb {
             self.real_seg_end.remove(&(req.device, s));

@@ -8,7 +8,8 @@
 //! write-through: an [`IoRequest`] with its pid and sync flag) goes through the stage, if the
 //! stack has one. A stage may pass a request on to the scheduler unchanged, serve it itself
 //! after a delay (from its own memory), or take it and send other requests of its own through
-//! the scheduler instead (e.g. a whole segment around it). It also hears every request the
+//! the scheduler instead (e.g. a whole segment around it), and then complete the blocks it took
+//! at its request's completion or a delay after it (a copy). It also hears every request the
 //! scheduler dispatches and every completion, with the device's service times. This is where
 //! designs that sit above the scheduler belong: REDCAP's segment cache (KDSim paper §4: a read
 //! is served from a cached segment, or waits for a segment being read, or replaced by the read
@@ -42,6 +43,7 @@ pub enum Submit {
 pub struct StageActions {
     pub(crate) issue: Vec<IoRequest>,
     pub(crate) serve: Vec<(IoRequest, u64)>,
+    pub(crate) hold: Vec<(IoRequest, u64)>,
 }
 
 impl StageActions {
@@ -62,9 +64,18 @@ impl StageActions {
         self.serve.push((req, at_ns));
     }
 
+    /// In [`BlockStage::completed`]: the blocks of `req`'s range that lie inside the completing
+    /// device request are *not* completed with it but at `at_ns` (at least now), as by
+    /// [`StageActions::serve`]: the stage copies them from the data the read brought before the
+    /// readers have them (REDCAP's copy after a segment read, K9). Blocks outside the completing
+    /// request, and a hold queued in any other call, are simply served at `at_ns`.
+    pub fn hold(&mut self, req: IoRequest, at_ns: u64) {
+        self.hold.push((req, at_ns));
+    }
+
     /// Nothing queued.
     pub fn is_empty(&self) -> bool {
-        self.issue.is_empty() && self.serve.is_empty()
+        self.issue.is_empty() && self.serve.is_empty() && self.hold.is_empty()
     }
 }
 
@@ -78,8 +89,9 @@ impl StageActions {
 /// - [`BlockStage::dispatched`] is called for every request the scheduler hands to the device
 ///   (whoever sent it: the scheduler may have merged page-cache requests and the stage's own, so
 ///   a stage recognises its requests by their block range), with the service times the device
-///   model answered; [`BlockStage::completed`] when the device completes it, after its blocks
-///   completed and before the scheduler is asked for more work.
+///   model answered; [`BlockStage::completed`] when the device completes it, before its blocks
+///   are completed (so that the stage can hold some of them, [`StageActions::hold`]) and before
+///   the scheduler is asked for more work.
 /// - All times are the engine's virtual time, in nanoseconds, non-decreasing across calls.
 ///
 /// An implementation MUST:
@@ -106,7 +118,9 @@ pub trait BlockStage: Send {
         let _ = (req, service, now_ns);
     }
     /// The device completed `req` (dispatched earlier with `service`) at `now_ns`; the stage may
-    /// queue actions (serve requests it held for this read, issue more).
+    /// queue actions: hold blocks of `req` it took, to complete them later
+    /// ([`StageActions::hold`]: every other block of `req` completes now), serve others, issue
+    /// more.
     fn completed(&mut self, req: &IoRequest, service: &Service, now_ns: u64, out: &mut StageActions) {
         let _ = (req, service, now_ns, out);
     }

@@ -12,12 +12,12 @@
 //!   read (K12: no second read). Otherwise it is a miss: the whole segment is read through the
 //!   scheduler (the requested blocks and the "prefetched" ones, before and after them, which is what
 //!   lets the drive's immediate read help, footnote l.132), replacing the least recently used
-//!   segment not being read.
+//!   segment not being read. A miss, like a wait for a segment in flight, then pays the same copy
+//!   of its requested blocks as a hit (K9): when the segment read completes, its blocks are held
+//!   back from the completion and complete one copy time later ([`StageActions::hold`]).
 //! - A write goes to the disk unmodified and invalidates the cached blocks it covers (l.130-137;
 //!   K11: a per-block valid bitmap; a read needing an invalid block re-reads the whole segment).
 //!
-//! The copy of a miss's requested blocks after its segment read is not charged: the engine
-//! completes every block of a device read when the read completes, before a stage could add time.
 //! Alone, this stage is always active; ADA (`blk::ada`) switches it on and off, driving a cache of
 //! this type through [`Redcap::read`], [`Redcap::write`] and [`Redcap::read_done`].
 
@@ -38,6 +38,11 @@ pub struct RedcapConfig {
 }
 
 impl RedcapConfig {
+    /// The copy time of `blocks` blocks (a hit, and a miss after its segment read; K9).
+    pub fn copy_ns(&self, blocks: u32) -> u64 {
+        self.hit_ns_per_block * blocks as u64
+    }
+
     /// The paper's cache (512 × 128 KiB) for `page_bytes` pages, 5 µs per 4 KiB copied (K9).
     pub fn paper(page_bytes: u64) -> RedcapConfig {
         let segment_blocks = ((128 << 10) / page_bytes).max(1) as u32;
@@ -76,7 +81,7 @@ impl RedcapConfig {
 }
 
 /// What REDCAP did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RedcapCounts {
     /// Original reads seen.
     pub requests: u64,
@@ -132,6 +137,11 @@ pub struct Redcap {
     lru: BTreeMap<u64, (u32, u64)>,
     clock: u64,
     counts: RedcapCounts,
+    /// Partials waiting for their segment's read (misses and waits for a segment in flight), to
+    /// be copied when it completes; kept across [`Redcap::clear`], since the read still comes.
+    waiting: HashMap<(u32, u64), Vec<IoRequest>>,
+    /// Emptied lists of `waiting`, reused.
+    spare: Vec<Vec<IoRequest>>,
     /// Scratch for [`Redcap::read`]'s partials.
     parts: Vec<Partial>,
 }
@@ -157,7 +167,7 @@ pub struct Partial {
 
 impl Redcap {
     pub fn new(cfg: RedcapConfig) -> Redcap {
-        Redcap { cfg, segments: HashMap::new(), lru: BTreeMap::new(), clock: 0, counts: RedcapCounts::default(), parts: Vec::new() }
+        Redcap { cfg, segments: HashMap::new(), lru: BTreeMap::new(), clock: 0, counts: RedcapCounts::default(), waiting: HashMap::new(), spare: Vec::new(), parts: Vec::new() }
     }
 
     pub fn counts(&self) -> RedcapCounts {
@@ -178,7 +188,8 @@ impl Redcap {
         self.segments.get(&key).is_some_and(|s| s.in_flight)
     }
 
-    /// Empties the cache (counts are kept).
+    /// Empties the cache (counts are kept; reads waiting for a segment in flight still get their
+    /// copy when it arrives).
     pub fn clear(&mut self) {
         self.segments.clear();
         self.lru.clear();
@@ -187,7 +198,7 @@ impl Redcap {
     /// A copy of the cache's metadata with counts at zero, segments being read taken as read (the
     /// simulated cache ADA starts from when it turns REDCAP off, K7).
     pub fn settled_copy(&self) -> Redcap {
-        let mut c = Redcap { cfg: self.cfg, segments: self.segments.clone(), lru: self.lru.clone(), clock: self.clock, counts: RedcapCounts::default(), parts: Vec::new() };
+        let mut c = Redcap { segments: self.segments.clone(), lru: self.lru.clone(), clock: self.clock, ..Redcap::new(self.cfg) };
         for seg in c.segments.values_mut().filter(|s| s.in_flight) {
             seg.in_flight = false;
             seg.valid.iter_mut().for_each(|w| *w = u64::MAX);
@@ -213,7 +224,8 @@ impl Redcap {
     }
 
     /// A read arrives at `now_ns`: one partial per segment, each a hit (served after the copy
-    /// time), a wait for its segment in flight, or a miss (its segment read issued). `parts` is
+    /// time), a wait for its segment in flight, or a miss (its segment read issued); the last two
+    /// are copied when their segment's read completes ([`Redcap::read_done`]). `parts` is
     /// cleared and gets what became of each partial, in block order.
     pub fn read(&mut self, req: IoRequest, now_ns: u64, out: &mut StageActions, parts: &mut Vec<Partial>) {
         parts.clear();
@@ -231,12 +243,13 @@ impl Redcap {
                     self.counts.partial_hits += 1;
                     self.counts.hits_in_flight += 1;
                     self.touch(key);
+                    self.wait(key, part);
                     Outcome::InFlight
                 }
                 Some(seg) if seg.all_valid((from - s * sb) as u32, (to - s * sb) as u32) => {
                     self.counts.partial_hits += 1;
                     self.touch(key);
-                    out.serve(part, now_ns + self.cfg.hit_ns_per_block * part.blocks as u64);
+                    out.serve(part, now_ns + self.cfg.copy_ns(part.blocks));
                     Outcome::Hit
                 }
                 cached => {
@@ -251,6 +264,7 @@ impl Redcap {
                     self.touch(key);
                     self.counts.blocks_read += sb;
                     out.issue(IoRequest { block: s * sb, blocks: sb as u32, cause: if req.sync { Cause::Demand } else { Cause::Prefetch }, ..req });
+                    self.wait(key, part);
                     Outcome::Miss
                 }
             };
@@ -259,16 +273,34 @@ impl Redcap {
         self.counts.hits += all_hit as u64;
     }
 
-    /// A device read of `req`'s range completed: every segment in flight inside it is now
-    /// cached, all valid (segment reads may have been merged with others).
-    pub fn read_done(&mut self, req: &IoRequest) {
+    /// `part` waits for segment `key`'s read.
+    fn wait(&mut self, key: (u32, u64), part: IoRequest) {
+        let spare = &mut self.spare;
+        self.waiting.entry(key).or_insert_with(|| spare.pop().unwrap_or_default()).push(part);
+    }
+
+    /// A device read of `req`'s range completed at `now_ns`: every segment in flight inside it is
+    /// now cached, all valid (segment reads may have been merged with others), and the partials
+    /// waiting for those segments are held back from the completion, to complete after the copy
+    /// of their blocks (K9).
+    pub fn read_done(&mut self, req: &IoRequest, now_ns: u64, out: &mut StageActions) {
         let sb = self.cfg.segment_blocks as u64;
         for s in req.block.div_ceil(sb)..req.end() / sb {
-            if let Some(seg) = self.segments.get_mut(&(req.device, s)) {
+            let key = (req.device, s);
+            if let Some(seg) = self.segments.get_mut(&key) {
                 if seg.in_flight {
                     seg.in_flight = false;
                     seg.valid.iter_mut().for_each(|w| *w = u64::MAX);
                 }
+            }
+            if self.waiting.is_empty() {
+                continue;
+            }
+            if let Some(mut parts) = self.waiting.remove(&key) {
+                for p in parts.drain(..) {
+                    out.hold(p, now_ns + self.cfg.copy_ns(p.blocks));
+                }
+                self.spare.push(parts);
             }
         }
     }
@@ -310,9 +342,9 @@ impl BlockStage for Redcap {
         Submit::Take
     }
 
-    fn completed(&mut self, req: &IoRequest, _service: &Service, _now_ns: u64, _out: &mut StageActions) {
+    fn completed(&mut self, req: &IoRequest, _service: &Service, now_ns: u64, out: &mut StageActions) {
         if req.op != Op::Write {
-            self.read_done(req);
+            self.read_done(req, now_ns, out);
         }
     }
 
@@ -381,6 +413,33 @@ mod tests {
         assert_eq!(c.invalidating_writes, 1);
         assert_eq!((c.requests, c.misses, c.hits), (4, 2, 2), "{c:?}");
         assert_eq!(c.blocks_read, 64);
+    }
+
+    /// K9: a hit costs the copy of its blocks; a miss its segment read and then the same copy;
+    /// a read waiting for its segment in flight the rest of that read and the copy; a read across
+    /// two segments the longer of its partials.
+    #[test]
+    fn a_miss_pays_its_segment_read_and_the_copy() {
+        use crate::trace::{Op, Request, VecReader};
+        let ms = 1_000_000;
+        let read = |pid: u32, t: u64, block: u64, blocks: u64| Request { time_ns: t, offset: block * 4096, length: blocks * 4096, pid, device: 0, op: Op::Read, file: None };
+        let reqs = vec![
+            read(1, 0, 0, 1),                // miss: 1 ms + 5 µs
+            read(2, 10 * ms, 1, 2),          // hit: 2 × 5 µs
+            read(3, 20 * ms, 31, 2),         // block 31 hits, block 32 misses: 1 ms + 5 µs
+            read(4, 30 * ms, 64, 1),         // miss: 1 ms + 5 µs
+            read(5, 30 * ms + ms / 2, 65, 3), // waits for segment 2's read: 0.5 ms + 15 µs
+        ];
+        let cfg = StackConfig { device: "fixed:1ms".into(), ..bypass() };
+        let mut run = TimedRun::new(&cfg).unwrap();
+        run.set_stage(Box::new(Redcap::new(RedcapConfig::paper(4096))));
+        let rep = run.run(&mut VecReader::new(reqs)).unwrap();
+        let resp: Vec<(u32, f64)> = rep.processes.iter().map(|p| (p.pid, p.mean_response_ns)).collect();
+        assert_eq!(resp, vec![(1, 1_005_000.0), (2, 10_000.0), (3, 1_005_000.0), (4, 1_005_000.0), (5, 515_000.0)]);
+        let c = counts_of(&serde_json::to_value(&rep).unwrap());
+        assert_eq!((c.requests, c.misses, c.hits, c.hits_in_flight), (5, 3, 2, 1), "{c:?}");
+        // The device's own responses are the segment reads alone.
+        assert_eq!(rep.device_response.read.max_ns, ms);
     }
 
     #[test]

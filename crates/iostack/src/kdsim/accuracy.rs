@@ -8,6 +8,11 @@
 //! previous request the real disk served (l.83); the update is applied when the real request
 //! completes, so the virtual disk never uses a time the kernel could not know yet.
 //!
+//! With REDCAP on (Table 1, l.236-240: "the real and virtual disks serve the requests issued by
+//! REDCAP for each cache miss"), the stage is also REDCAP, always active (`blk::redcap`, no ADA):
+//! the requests entering the real scheduler, and so the copies, are REDCAP's segment reads and the
+//! writes; reads REDCAP serves from its memory reach neither disk.
+//!
 //! Windows (K14): the requests entering the scheduler, numbered in arrival order, in windows of
 //! `window` (1000 in the paper). Each request's I/O time on either disk is its share, by blocks,
 //! of the I/O time of the (possibly merged) request that served it; a window's difference is
@@ -19,6 +24,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use super::virtual_disk::{PartMatcher, VirtualDisk, VirtualRequest};
+use crate::blk::redcap::{Partial, Redcap, RedcapConfig};
 use crate::blk::{BlockStage, StageActions, Submit};
 use crate::device::table::{Head, TableModel};
 use crate::device::{Service, SECTOR};
@@ -99,6 +105,9 @@ struct Inner {
     feed: RealFeed,
     /// Per window: VD and RD I/O time, ns.
     sums: Vec<(f64, f64)>,
+    /// Scratch for the parts of a dispatched request, and for the virtual disk's completions.
+    parts: Vec<(u32, u64)>,
+    done: Vec<super::virtual_disk::VirtualCompletion>,
 }
 
 impl Inner {
@@ -112,10 +121,25 @@ impl Inner {
         }
     }
 
+    /// `req` enters the real scheduler at `now_ns`: the virtual disk gets a copy.
+    fn copy(&mut self, req: &IoRequest, now_ns: u64) {
+        let id = self.next_id;
+        self.next_id += 1;
+        if self.sums.len() as u64 <= id / self.window {
+            self.sums.push((0.0, 0.0));
+        }
+        self.real.add(req.op, req.block, req.blocks, id);
+        self.vd.submit(VirtualRequest { id, pid: req.pid, op: req.op, block: req.block, blocks: req.blocks, sync: req.sync && req.op != Op::Write }, now_ns);
+        self.collect_vd();
+    }
+
     fn collect_vd(&mut self) {
-        for c in self.vd.take_completed() {
+        let mut done = std::mem::take(&mut self.done);
+        self.vd.swap_completed(&mut done);
+        for c in &done {
             self.add(c.id, true, c.io_ns);
         }
+        self.done = done;
     }
 }
 
@@ -123,6 +147,9 @@ impl Inner {
 pub struct AccuracyStage {
     inner: Arc<Mutex<Inner>>,
     name: String,
+    /// REDCAP, always active, in front of both disks (Table 1).
+    redcap: Option<Redcap>,
+    parts: Vec<Partial>,
 }
 
 /// The caller's handle on an [`AccuracyStage`]'s results.
@@ -142,8 +169,19 @@ impl AccuracyStage {
             real: PartMatcher::default(),
             feed: RealFeed::default(),
             sums: Vec::new(),
+            parts: Vec::new(),
+            done: Vec::new(),
         };
-        AccuracyStage { inner: Arc::new(Mutex::new(inner)), name }
+        AccuracyStage { inner: Arc::new(Mutex::new(inner)), name, redcap: None, parts: Vec::new() }
+    }
+
+    /// The same with REDCAP of `rc` always on in front of the real scheduler: the virtual disk
+    /// gets copies of REDCAP's segment reads and of the writes (Table 1).
+    pub fn with_redcap(mut self, rc: RedcapConfig) -> AccuracyStage {
+        let redcap = Redcap::new(rc);
+        self.name = format!("{}+{}", redcap.name(), self.name);
+        self.redcap = Some(redcap);
+        self
     }
 
     pub fn handle(&self) -> AccuracyHandle {
@@ -189,36 +227,54 @@ impl BlockStage for AccuracyStage {
         self.name.clone()
     }
 
-    fn submit(&mut self, req: IoRequest, now_ns: u64, _out: &mut StageActions) -> Submit {
+    fn submit(&mut self, req: IoRequest, now_ns: u64, out: &mut StageActions) -> Submit {
         let mut g = self.inner.lock().expect("not poisoned");
-        let id = g.next_id;
-        g.next_id += 1;
-        if g.sums.len() as u64 <= id / g.window {
-            g.sums.push((0.0, 0.0));
+        let Some(redcap) = self.redcap.as_mut() else {
+            g.copy(&req, now_ns);
+            return Submit::Pass;
+        };
+        if req.op == Op::Write {
+            redcap.write(&req);
+            g.copy(&req, now_ns);
+            return Submit::Pass;
         }
-        g.real.add(req.op, req.block, req.blocks, id);
-        g.vd.submit(VirtualRequest { id, pid: req.pid, op: req.op, block: req.block, blocks: req.blocks, sync: req.sync && req.op != Op::Write }, now_ns);
-        g.collect_vd();
-        Submit::Pass
+        // The read becomes hits, waits and segment reads; only the segment reads enter the
+        // scheduler, so only they are copied.
+        redcap.read(req, now_ns, out, &mut self.parts);
+        for q in &out.issue {
+            g.copy(q, now_ns);
+        }
+        Submit::Take
     }
 
     fn dispatched(&mut self, req: &IoRequest, service: &Service, now_ns: u64) {
         let mut g = self.inner.lock().expect("not poisoned");
         let page_bytes = g.page_bytes;
         let (_, io) = g.feed.dispatched(req, service, now_ns, page_bytes);
-        let parts = g.real.take(req.op, req.block, req.blocks);
-        let total: u64 = parts.iter().map(|(n, _)| *n as u64).sum::<u64>().max(1);
-        for (n, id) in parts {
+        let g = &mut *g;
+        g.real.take_into(req.op, req.block, req.blocks, &mut g.parts);
+        let total: u64 = g.parts.iter().map(|(n, _)| *n as u64).sum::<u64>().max(1);
+        for i in 0..g.parts.len() {
+            let (n, id) = g.parts[i];
             g.add(id, false, io as f64 * n as f64 / total as f64);
         }
     }
 
-    fn completed(&mut self, req: &IoRequest, _service: &Service, now_ns: u64, _out: &mut StageActions) {
+    fn completed(&mut self, req: &IoRequest, _service: &Service, now_ns: u64, out: &mut StageActions) {
+        if let Some(redcap) = self.redcap.as_mut() {
+            if req.op != Op::Write {
+                redcap.read_done(req, now_ns, out);
+            }
+        }
         let mut g = self.inner.lock().expect("not poisoned");
         g.vd.advance(now_ns);
         g.collect_vd();
         let g = &mut *g;
         g.feed.completed(req, g.vd.table_mut(), g.page_bytes);
+    }
+
+    fn report(&self) -> serde_json::Value {
+        self.redcap.as_ref().map_or(serde_json::Value::Null, |r| r.report())
     }
 }
 
@@ -284,7 +340,13 @@ pub fn run_with_table(
     let table = starting_table(config, acc)?;
     let resolved = config.resolve()?;
     let sched = crate::sched::build(&config.sched, crate::sched::SchedLimits::new(resolved.max_request_blocks, config.page_size))?;
-    let stage = AccuracyStage::new(sched, table, config.page_size, acc.window);
+    if config.ada.is_some() {
+        return Err(crate::error::ConfigError::new("--ada", "the accuracy run compares the two disks with REDCAP always on or off: ADA is not run").into());
+    }
+    let mut stage = AccuracyStage::new(sched, table, config.page_size, acc.window);
+    if let Some(spec) = &config.redcap {
+        stage = stage.with_redcap(RedcapConfig::parse(spec, config.page_size)?);
+    }
     let handle = stage.handle();
     let mut run = crate::engine::timed::TimedRun::new(config)?;
     run.set_stage(Box::new(stage));
@@ -295,7 +357,8 @@ pub fn run_with_table(
 
 /// The JSON report of an accuracy run, as `iostack kdsim accuracy --json` prints it and
 /// `iostack.kdsim_accuracy` returns it: the run's `trace`, `device`, `sched`, `table`,
-/// `size_blind`, then `window`, `requests`, `trained_cells`, `windows` and `mean_abs_diff_pct`.
+/// `size_blind`, `redcap` (REDCAP's counts when it was on, else `null`), then `window`,
+/// `requests`, `trained_cells`, `windows` and `mean_abs_diff_pct`.
 pub fn report_json(trace: &std::path::Path, report: &crate::engine::timed::TimedReport, acc: &AccuracyConfig, result: &Accuracy) -> serde_json::Value {
     serde_json::json!({
         "trace": trace.display().to_string(),
@@ -303,6 +366,7 @@ pub fn report_json(trace: &std::path::Path, report: &crate::engine::timed::Timed
         "sched": report.resolved["sched"],
         "table": acc.table.as_ref().map(|p| p.display().to_string()),
         "size_blind": acc.size_blind,
+        "redcap": report.redcap,
         "window": result.window,
         "requests": result.requests,
         "trained_cells": result.trained_cells,

@@ -126,9 +126,16 @@ impl<T: Copy> PartMatcher<T> {
 
     /// The parts of a dispatched request, removed from the pending ones.
     pub fn take(&mut self, op: Op, block: u64, blocks: u32) -> Vec<(u32, T)> {
+        let mut out = Vec::new();
+        self.take_into(op, block, blocks, &mut out);
+        out
+    }
+
+    /// [`PartMatcher::take`] into `out` (cleared first), which keeps its allocation.
+    pub fn take_into(&mut self, op: Op, block: u64, blocks: u32, out: &mut Vec<(u32, T)>) {
+        out.clear();
         let end = block + blocks as u64;
         let mut left = blocks as u64;
-        let mut out = Vec::new();
         let mut i = 0;
         while i < self.pending.len() && left > 0 {
             let (o, b, n, t) = self.pending[i];
@@ -140,7 +147,6 @@ impl<T: Copy> PartMatcher<T> {
                 i += 1;
             }
         }
-        out
     }
 
     pub fn is_empty(&self) -> bool {
@@ -153,7 +159,8 @@ struct InService {
     req: IoRequest,
     io_ns: u64,
     finish_ns: u64,
-    parts: Vec<(u32, u64)>,
+    /// The copies it serves, with their blocks.
+    parts: Vec<(u32, Pending)>,
 }
 
 /// KDSim's virtual disk.
@@ -173,15 +180,20 @@ pub struct VirtualDisk {
     dirty: Vec<u32>,
     /// Whether a process event (R4) was ever seen: then every scan looks at every process.
     forked: bool,
-    /// Requests in the scheduler or in service, by serial.
-    process_queue: HashMap<u64, Pending>,
-    matcher: PartMatcher<u64>,
+    /// The process queue: requests in the scheduler or in service (the matcher holds them until
+    /// dispatch, the request in service after it).
+    process_queue: usize,
+    matcher: PartMatcher<Pending>,
     procs: HashMap<u32, ProcState>,
     /// Serials served (for R4's "served" check): the smallest serial not yet served is enough
     /// only in FIFO order, so keep the set of unserved serials instead.
-    unserved: std::collections::BTreeSet<u64>,
+    unserved: rustc_hash::FxHashSet<u64>,
     in_service: Option<InService>,
     completed: Vec<VirtualCompletion>,
+    /// Emptied vectors kept for their allocations (requests moved in a scan, parts of a request
+    /// in service).
+    moved: Vec<Pending>,
+    spare_parts: Vec<(u32, Pending)>,
 }
 
 impl VirtualDisk {
@@ -199,12 +211,14 @@ impl VirtualDisk {
             waiting_len: 0,
             dirty: Vec::new(),
             forked: false,
-            process_queue: HashMap::default(),
-            matcher: PartMatcher::default(),
+            process_queue: 0,
+            matcher: PartMatcher { pending: Vec::new() },
             procs: HashMap::default(),
             unserved: Default::default(),
             in_service: None,
             completed: Vec::new(),
+            moved: Vec::new(),
+            spare_parts: Vec::new(),
         }
     }
 
@@ -219,7 +233,7 @@ impl VirtualDisk {
 
     /// Requests not yet completed (shared, waiting, scheduler, service).
     pub fn outstanding(&self) -> usize {
-        self.shared.len() + self.waiting_len + self.process_queue.len()
+        self.shared.len() + self.waiting_len + self.process_queue
     }
 
     /// The virtual disk's time.
@@ -321,6 +335,13 @@ impl VirtualDisk {
         std::mem::take(&mut self.completed)
     }
 
+    /// [`VirtualDisk::take_completed`] into `buf` (its contents dropped), keeping both vectors'
+    /// allocations.
+    pub fn swap_completed(&mut self, buf: &mut Vec<VirtualCompletion>) {
+        buf.clear();
+        std::mem::swap(&mut self.completed, buf);
+    }
+
     /// The move rules R1-R4, scanning each process's waiting requests in arrival order; the
     /// requests moved enter the scheduler in global arrival order.
     fn move_waiting(&mut self) {
@@ -331,13 +352,13 @@ impl VirtualDisk {
             self.waiting_len += 1;
             self.dirty.push(p.req.pid);
         }
-        let mut moved: Vec<Pending> = Vec::new();
+        let mut moved = std::mem::take(&mut self.moved);
         let mut dirty = std::mem::take(&mut self.dirty);
         dirty.sort_unstable();
         dirty.dedup();
         // Every process after a process event (R4 links processes), else the dirty ones.
-        let pids = if self.forked { self.waiting.keys().copied().collect() } else { dirty };
-        for pid in pids {
+        let mut pids = if self.forked { self.waiting.keys().copied().collect() } else { dirty };
+        for &pid in &pids {
             let Some(q) = self.waiting.get_mut(&pid) else { continue };
             let st = self.procs.entry(pid).or_default();
             // R4: a child before its parent's last request is served, a parent waiting for a child.
@@ -376,25 +397,31 @@ impl VirtualDisk {
                     i += 1;
                 }
             }
+            if q.items.is_empty() {
+                self.waiting.remove(&pid);
+            }
         }
+        pids.clear();
+        self.dirty = pids;
         if moved.is_empty() {
+            self.moved = moved;
             return;
         }
-        self.waiting.retain(|_, q| !q.items.is_empty());
         self.waiting_len -= moved.len();
         moved.sort_unstable_by_key(|p| p.serial);
-        for mut p in moved {
+        for mut p in moved.drain(..) {
             p.queued_ns = self.clock;
             self.enqueue(p);
         }
+        self.moved = moved;
     }
 
     /// Puts a moved request in the scheduler and the process queue (its process's
     /// `sync_in_flight` is already counted).
     fn enqueue(&mut self, p: Pending) {
         let r = p.req;
-        self.matcher.add(r.op, r.block, r.blocks, p.serial);
-        self.process_queue.insert(p.serial, p);
+        self.matcher.add(r.op, r.block, r.blocks, p);
+        self.process_queue += 1;
         let io = IoRequest {
             op: r.op,
             device: 0,
@@ -417,17 +444,18 @@ impl VirtualDisk {
         let sectors_per_page = self.page_bytes / SECTOR;
         let d = self.head.advance(req.block * sectors_per_page, req.blocks as u64 * sectors_per_page);
         let io_ns = self.table.estimate(req.op, req.blocks as u64 * self.page_bytes, d);
-        let parts = self.matcher.take(req.op, req.block, req.blocks);
+        let mut parts = std::mem::take(&mut self.spare_parts);
+        self.matcher.take_into(req.op, req.block, req.blocks, &mut parts);
         self.in_service = Some(InService { req, io_ns, finish_ns: self.clock + io_ns, parts });
         true
     }
 
     fn complete(&mut self) {
-        let s = self.in_service.take().expect("a request in service");
+        let mut s = self.in_service.take().expect("a request in service");
         let total: u64 = s.parts.iter().map(|(n, _)| *n as u64).sum::<u64>().max(1);
-        for (n, serial) in s.parts {
-            let p = self.process_queue.remove(&serial).expect("a dispatched part is in the process queue");
-            self.unserved.remove(&serial);
+        self.process_queue -= s.parts.len();
+        for (n, p) in s.parts.drain(..) {
+            self.unserved.remove(&p.serial);
             if p.req.op != Op::Write && p.req.sync {
                 if let Some(st) = self.procs.get_mut(&p.req.pid) {
                     st.sync_in_flight -= 1;
@@ -446,6 +474,7 @@ impl VirtualDisk {
             });
         }
         self.sched.completed(&s.req, s.finish_ns);
+        self.spare_parts = s.parts;
     }
 }
 

@@ -152,7 +152,7 @@ impl BlockStage for Phased {
 }
 
 impl AccuracyRepro {
-    fn benchmarks(&self) -> Benchmarks {
+    pub(crate) fn benchmarks(&self) -> Benchmarks {
         let mut p = crate::workload::GenParams::new("air", [("file_size".to_string(), self.file_size.to_string()), ("lkr_files".into(), self.lkr_files.to_string()), ("lkr_dirs".into(), self.lkr_dirs.to_string())]);
         Benchmarks::from_params("air", &mut p, &crate::workload::Common { seed: self.seed, ..Default::default() }).expect("valid AIR parameters")
     }

@@ -17,6 +17,7 @@ pub mod dulo_sensitivity;
 pub mod dulo_table1;
 pub mod dulo_trends;
 pub mod kdsim_accuracy;
+pub mod kdsim_table1;
 pub mod prefetch_cache;
 pub mod redcap_patterns;
 pub mod split_experiment;
@@ -260,6 +261,7 @@ pub static REPROS: &[ReproInfo] = &[
     affinity_disk_size::INFO,
     affinity_scheduler::INFO,
     kdsim_accuracy::INFO,
+    kdsim_table1::INFO,
     redcap_patterns::INFO,
 ];
 

@@ -124,9 +124,29 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             self.c.blk.issued_blocks += q.blocks as u64;
             self.sched_add(q);
         }
-        for (q, at) in out.serve.drain(..) {
+        for (q, at) in out.serve.drain(..).chain(out.hold.drain(..)) {
             let slot = slab_put(&mut self.stage_serves, &mut self.stage_serves_free, Some(q));
             self.push(at.max(self.now), Kind::StageServe, slot);
+        }
+    }
+
+    /// Completes the blocks of `r` (a completing device request) outside the ranges the stage
+    /// holds (`holds`, sorted here by block); the held ones complete at their serve events.
+    #[inline(never)]
+    pub(super) fn complete_blocks_held(&mut self, r: &IoRequest, holds: &mut [(IoRequest, u64)]) {
+        holds.sort_by_key(|(q, _)| q.block);
+        let mut from = r.block;
+        for (q, _) in holds.iter() {
+            if q.device != r.device || q.block >= r.end() || q.end() <= from {
+                continue;
+            }
+            if q.block > from {
+                self.complete_blocks(&IoRequest { block: from, blocks: (q.block - from) as u32, ..*r });
+            }
+            from = q.end();
+        }
+        if from < r.end() {
+            self.complete_blocks(&IoRequest { block: from, blocks: (r.end() - from) as u32, ..*r });
         }
     }
 
@@ -266,12 +286,19 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         lane.in_device -= 1;
         lane.sched.completed(&r, self.now);
         self.charge_process(&r);
-        self.complete_blocks(&r);
         if let Some(stage) = self.stage.as_mut() {
+            // The stage hears first, so that it can hold blocks for a copy after the read.
             let mut out = std::mem::take(&mut self.stage_out);
             stage.completed(&r, &service, self.now, &mut out);
+            if out.hold.is_empty() {
+                self.complete_blocks(&r);
+            } else {
+                self.complete_blocks_held(&r, &mut out.hold);
+            }
             self.apply_stage(&mut out);
             self.stage_out = out;
+        } else {
+            self.complete_blocks(&r);
         }
         self.fetch_complete(&r, true);
         self.kick();
