@@ -17,6 +17,13 @@ Prints each run's wall and CPU time, the best of each side and their ratio (with
 the two commands disagree on the real device's busy time (the virtual disk must not change the
 real run).
 
+With ``--ada`` it then measures ADA's cost (issue 12: at most 2x the wall time of the same run
+without it) on the same trace and stack, three ``iostack run`` commands alternated ``--repeat``
+times: vanilla (REDCAP absent), REDCAP alone (``--redcap on``, always active) and REDCAP under ADA
+(``--redcap on --ada window=1000,table=T``: the virtual disk, the window comparison and, while
+off, the simulated REDCAP). It prints the best wall and CPU time of each and the ratios of ADA to
+the other two (see ``ada_cost``).
+
     python bench/bench_kdsim.py [--iostack PATH] [--processes 8] [--file-size 256MiB]
                                 [--lkr-files 6000] [--device hdd:st3400620as] [--repeat 3]
 """
@@ -57,6 +64,7 @@ def main() -> int:
     ap.add_argument("--sched", default="cfq")
     ap.add_argument("--cache", default="128MiB")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--ada", action="store_true", help="also measure ADA's cost (see ada_cost)")
     a = ap.parse_args()
     exe = a.iostack
     with tempfile.TemporaryDirectory() as tmp:
@@ -91,6 +99,36 @@ def main() -> int:
         print(f"ratio per pair: median {statistics.median(ratios):.2f}, range {min(ratios):.2f}-{max(ratios):.2f}")
         cpu_ratio = min(c for _, c in cpu) / min(c for c, _ in cpu)
         print(f"CPU time (all threads), best: without {min(c for c, _ in cpu):.2f} s, with {min(c for _, c in cpu):.2f} s, ratio {cpu_ratio:.2f}")
+        if a.ada:
+            return ada_cost(exe, trace, table, stack, a.repeat)
+    return 0
+
+
+def ada_cost(exe: str, trace: str, table: str, stack: list[str], repeat: int) -> int:
+    """ADA's cost: vanilla, REDCAP alone and REDCAP under ADA on one trace and stack, alternated
+    ``repeat`` times; prints each run, then the best wall and CPU time of each and ADA's ratios."""
+    runs = {
+        "vanilla": [exe, "run", trace, *stack, "--no-locality", "--json"],
+        "REDCAP": [exe, "run", trace, *stack, "--no-locality", "--redcap", "on", "--json"],
+        "ADA": [exe, "run", trace, *stack, "--no-locality", "--redcap", "on", "--ada", f"window=1000,table={table}", "--json"],
+    }
+    wall: dict[str, list[float]] = {k: [] for k in runs}
+    cpu: dict[str, list[float]] = {k: [] for k in runs}
+    for i in range(repeat):
+        line = []
+        for name, cmd in runs.items():
+            t, c, rep = timed(cmd)
+            wall[name].append(t)
+            cpu[name].append(c)
+            extra = ""
+            if rep.get("ada"):
+                extra = f", activation {rep['ada']['activation_share']:.3f}, {len(rep['ada']['switches'])} switches"
+            line.append(f"{name} {t:.2f} s ({c:.2f} s CPU, simulated {rep['elapsed_ns'] / 1e9:.1f} s{extra})")
+        print(f"ADA run {i + 1}: " + "; ".join(line))
+    best = {k: (min(wall[k]), min(cpu[k])) for k in runs}
+    print("ADA's cost, best of each: " + ", ".join(f"{k} {w:.2f} s wall / {c:.2f} s CPU" for k, (w, c) in best.items()))
+    for peer in ("vanilla", "REDCAP"):
+        print(f"ADA / {peer}: wall {best['ADA'][0] / best[peer][0]:.2f}, CPU {best['ADA'][1] / best[peer][1]:.2f} (target <= 2)")
     return 0
 
 

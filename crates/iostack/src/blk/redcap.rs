@@ -133,7 +133,10 @@ impl Segment {
 pub struct Redcap {
     cfg: RedcapConfig,
     segments: HashMap<(u32, u64), Segment>,
-    /// LRU order of the segments: stamp -> segment.
+    /// LRU order of the segments that may be replaced (not being read): stamp -> segment. A
+    /// segment being read is kept out, so that finding the victim never walks past segments in
+    /// flight (a simulated cache whose virtual disk lags may have thousands); it comes in at its
+    /// last use's stamp when its read completes.
     lru: BTreeMap<u64, (u32, u64)>,
     clock: u64,
     counts: RedcapCounts,
@@ -199,9 +202,10 @@ impl Redcap {
     /// simulated cache ADA starts from when it turns REDCAP off, K7).
     pub fn settled_copy(&self) -> Redcap {
         let mut c = Redcap { segments: self.segments.clone(), lru: self.lru.clone(), clock: self.clock, ..Redcap::new(self.cfg) };
-        for seg in c.segments.values_mut().filter(|s| s.in_flight) {
+        for (key, seg) in c.segments.iter_mut().filter(|(_, s)| s.in_flight) {
             seg.in_flight = false;
             seg.valid.iter_mut().for_each(|w| *w = u64::MAX);
+            c.lru.insert(seg.stamp, *key);
         }
         c
     }
@@ -259,7 +263,9 @@ impl Redcap {
                         self.make_room();
                         self.segments.insert(key, Segment { valid: vec![0; sb.div_ceil(64) as usize], in_flight: true, stamp: 0 });
                     } else {
-                        self.segments.get_mut(&key).expect("cached").in_flight = true;
+                        let seg = self.segments.get_mut(&key).expect("cached");
+                        seg.in_flight = true;
+                        self.lru.remove(&seg.stamp);
                     }
                     self.touch(key);
                     self.counts.blocks_read += sb;
@@ -291,6 +297,7 @@ impl Redcap {
                 if seg.in_flight {
                     seg.in_flight = false;
                     seg.valid.iter_mut().for_each(|w| *w = u64::MAX);
+                    self.lru.insert(seg.stamp, (req.device, s));
                 }
             }
             if self.waiting.is_empty() {
@@ -308,19 +315,20 @@ impl Redcap {
     fn touch(&mut self, key: (u32, u64)) {
         self.clock += 1;
         let seg = self.segments.get_mut(&key).expect("a cached segment");
-        self.lru.remove(&seg.stamp);
+        if !seg.in_flight {
+            self.lru.remove(&seg.stamp);
+            self.lru.insert(self.clock, key);
+        }
         seg.stamp = self.clock;
-        self.lru.insert(self.clock, key);
     }
 
-    /// Room for one more segment: the least recently used one not being read goes.
+    /// Room for one more segment: the least recently used one not being read goes (none when
+    /// every segment is being read).
     fn make_room(&mut self) {
         if self.segments.len() < self.cfg.segments as usize {
             return;
         }
-        let victim = self.lru.iter().find(|(_, k)| !self.segments[k].in_flight).map(|(&s, &k)| (s, k));
-        if let Some((stamp, key)) = victim {
-            self.lru.remove(&stamp);
+        if let Some((_, key)) = self.lru.pop_first() {
             self.segments.remove(&key);
         }
     }

@@ -10,6 +10,8 @@ pub mod acfs_fig1;
 pub mod acfs_multi;
 pub mod acfs_runs;
 pub mod acfs_single;
+pub mod ada_aip;
+pub mod ada_patterns;
 pub mod affinity_disk_size;
 pub mod affinity_extremes;
 pub mod affinity_scheduler;
@@ -263,6 +265,8 @@ pub static REPROS: &[ReproInfo] = &[
     kdsim_accuracy::INFO,
     kdsim_table1::INFO,
     redcap_patterns::INFO,
+    ada_patterns::INFO,
+    ada_aip::INFO,
 ];
 
 /// The status table of `docs/reproductions.md`: one row per report, with how many checks agree
