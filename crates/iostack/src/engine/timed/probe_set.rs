@@ -54,7 +54,8 @@ impl Group {
         if done == 0 {
             return;
         }
-        for r in self.unconfirmed.drain(..done) {
+        for _ in 0..done {
+            let r = self.unconfirmed.pop_front().expect("seen by every member");
             self.probe.observe(&r);
         }
         for (_, seen) in self.members.iter_mut() {
@@ -103,16 +104,22 @@ impl ProbeSet {
         let at = group.members.iter().position(|&(x, _)| x == m).expect("a member of its group");
         let seen = group.members[at].1;
         if seen == group.unconfirmed.len() {
+            // The leader: the others have not seen this request, so nothing is confirmed.
             group.unconfirmed.push_back(*r);
-        } else if !Self::same(&self.config, &group.unconfirmed[seen], r) {
+            group.members[at].1 += 1;
+            if group.unconfirmed.len() > self.max_lag {
+                self.drop_laggards(g);
+            }
+            return;
+        }
+        if !Self::same(&self.config, &group.unconfirmed[seen], r) {
             self.split(g, m, r);
             return;
         }
-        let group = &mut self.groups[g];
         group.members[at].1 += 1;
-        group.feed_confirmed();
-        if group.unconfirmed.len() > self.max_lag {
-            self.drop_laggards(g);
+        // Only the member furthest behind confirms requests for the probe.
+        if group.members.iter().all(|&(x, s)| x == m || s > seen) {
+            group.feed_confirmed();
         }
     }
 
