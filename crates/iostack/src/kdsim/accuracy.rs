@@ -220,6 +220,12 @@ impl BlockStage for AccuracyStage {
         let g = &mut *g;
         g.feed.completed(req, g.vd.table_mut(), g.page_bytes);
     }
+
+    fn process_event(&mut self, event: &crate::trace::ProcessEvent, now_ns: u64) {
+        let mut g = self.inner.lock().expect("not poisoned");
+        g.vd.process_event(event, now_ns);
+        g.collect_vd();
+    }
 }
 
 /// Settings of an accuracy run besides the stack.

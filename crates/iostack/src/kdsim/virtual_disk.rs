@@ -31,6 +31,10 @@
 //! from running up unbounded queueing delay); its *I/O time* is its share, by blocks, of the table
 //! time of the dispatched request that served it (the scheduler may merge copies).
 //!
+//! R4 needs the process tree, which the copies do not carry: the caller reports each fork, wait
+//! and exit ([`VirtualDisk::process_event`]) when it takes effect in the real system, from the
+//! trace's process events (`docs/formats.md`). Without them every process is on its own.
+//!
 //! The disk is advanced lazily: [`VirtualDisk::advance`] runs its events (completions, scheduler
 //! wake-ups) up to a time, and every arrival first advances to the arrival time. It never feeds
 //! back into the real system; callers read what completed with [`VirtualDisk::take_completed`].
@@ -42,7 +46,7 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::device::table::{Head, TableModel};
 use crate::device::SECTOR;
 use crate::sched::{Cause, IoRequest, Scheduler};
-use crate::trace::Op;
+use crate::trace::{Op, ProcessEvent, ProcessEventKind};
 
 /// A copy of a request entering the real scheduler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,6 +181,8 @@ pub struct VirtualDisk {
     process_queue: HashMap<u64, Pending>,
     matcher: PartMatcher<u64>,
     procs: HashMap<u32, ProcState>,
+    /// R4: the parents waiting for each process to exit.
+    waiters: HashMap<u32, Vec<u32>>,
     /// Serials served (for R4's "served" check): the smallest serial not yet served is enough
     /// only in FIFO order, so keep the set of unserved serials instead.
     unserved: std::collections::BTreeSet<u64>,
@@ -202,6 +208,7 @@ impl VirtualDisk {
             process_queue: HashMap::default(),
             matcher: PartMatcher::default(),
             procs: HashMap::default(),
+            waiters: HashMap::default(),
             unserved: Default::default(),
             in_service: None,
             completed: Vec::new(),
@@ -237,17 +244,47 @@ impl VirtualDisk {
             c.start_after = after;
         }
         if waits {
-            self.procs.entry(parent).or_default().waiting_for.push(child);
+            self.wait(parent, child);
         }
+    }
+
+    /// R4: `parent` waits now for `child` to exit: none of its new requests moves until then.
+    pub fn wait(&mut self, parent: u32, child: u32) {
+        self.forked = true;
+        self.procs.entry(parent).or_default().waiting_for.push(child);
+        self.waiters.entry(child).or_default().push(parent);
     }
 
     /// R4: `pid` exited; a parent waiting for it may go on.
     pub fn exit(&mut self, pid: u32, now_ns: u64) {
         self.advance(now_ns);
-        for p in self.procs.values_mut() {
-            p.waiting_for.retain(|&c| c != pid);
+        for parent in self.waiters.remove(&pid).unwrap_or_default() {
+            if let Some(p) = self.procs.get_mut(&parent) {
+                p.waiting_for.retain(|&c| c != pid);
+            }
+        }
+        // An exited process issues nothing more: only a pending R4 hold of its own matters.
+        if self.procs.get(&pid).is_some_and(|p| p.start_after.is_none() && p.waiting_for.is_empty() && p.sync_in_flight == 0) && !self.waiting.contains_key(&pid) {
+            self.procs.remove(&pid);
         }
         self.move_waiting();
+    }
+
+    /// A process event of the trace, as it takes effect in the real system at `now_ns`: a fork
+    /// ([`VirtualDisk::fork`], not waiting), a wait ([`VirtualDisk::wait`]) or an exit
+    /// ([`VirtualDisk::exit`]).
+    pub fn process_event(&mut self, e: &ProcessEvent, now_ns: u64) {
+        match e.kind {
+            ProcessEventKind::Fork => {
+                self.advance(now_ns);
+                self.fork(e.ppid, e.pid, false);
+            }
+            ProcessEventKind::Wait => {
+                self.advance(now_ns);
+                self.wait(e.ppid, e.pid);
+            }
+            ProcessEventKind::Exit => self.exit(e.pid, now_ns),
+        }
     }
 
     /// A copy arrives at `now_ns` (non-decreasing).

@@ -149,6 +149,9 @@ impl BlockStage for Phased {
     fn completed(&mut self, req: &IoRequest, service: &Service, now_ns: u64, out: &mut StageActions) {
         self.inner.completed(req, service, now_ns, out)
     }
+    fn process_event(&mut self, event: &crate::trace::ProcessEvent, now_ns: u64) {
+        self.inner.process_event(event, now_ns)
+    }
 }
 
 impl AccuracyRepro {
@@ -208,7 +211,7 @@ impl AccuracyRepro {
         let mut run = TimedRun::new(&config)?;
         run.set_stage(Box::new(stage));
         let b = self.benchmarks();
-        run_built(run, &mut || Ok(Box::new(Merged::new("air", b.in_a_row(processes)))), Vec::new())?;
+        run_built(run, &mut || Ok(Box::new(Merged::with_events("air", b.in_a_row(processes)))), Vec::new())?;
         let accuracy = handle.result();
         let per_request = phases.lock().expect("not poisoned");
         let (mut phase, mut tac) = (Vec::new(), Vec::new());

@@ -14,11 +14,16 @@
 //! | `file_offset` | bytes within the file | 0 |
 //! | `file_size` | bytes | unknown |
 //!
-//! `file_offset` and `file_size` are only meaningful with `file`.
+//! | `event` | `fork`, `wait` or `exit` (any case): the line is a process event, not a request | a request |
+//! | `ppid` | parent process id, on event lines only | 0 |
+//!
+//! `file_offset` and `file_size` are only meaningful with `file`. An event line (see
+//! [`ProcessEvent`]) names the process in `pid` and its parent in `ppid` (required for `fork` and
+//! `wait`), may give `time_ns`, and leaves every request column empty.
 
 use super::format::CSV_COLUMNS;
 use super::parse::{leading_digits as digits, parse_u64, split_delim, trim, unquote, FieldError, LineParser};
-use super::{FileRef, Op, Request};
+use super::{FileRef, Op, ProcessEvent, ProcessEventKind, Request};
 
 /// Length of a request whose trace does not say.
 pub const DEFAULT_LENGTH: u64 = 4096;
@@ -40,17 +45,49 @@ const MAX_COLS: usize = 16;
 
 pub struct CsvParser {
     /// Column index of each of CSV_COLUMNS, once the header is read.
-    cols: [Option<usize>; 9],
+    cols: [Option<usize>; N_COLUMNS],
     n_cols: usize,
     header_seen: bool,
     /// For each column of the line, in order, which of CSV_COLUMNS it holds (the action table
     /// of the fast path, resolved once from the header).
-    order: [u8; 9],
+    order: [u8; N_COLUMNS],
+    /// The process event of the last line, until the reader takes it.
+    event: Option<ProcessEvent>,
 }
+
+const N_COLUMNS: usize = 11;
 
 impl CsvParser {
     pub fn new() -> CsvParser {
-        CsvParser { cols: [None; 9], n_cols: 0, header_seen: false, order: [0; 9] }
+        CsvParser { cols: [None; N_COLUMNS], n_cols: 0, header_seen: false, order: [0; N_COLUMNS], event: None }
+    }
+
+    /// An event line: `kind` of process `pid` (required) with parent `ppid`; request columns
+    /// empty.
+    fn event_line(&mut self, f: &[&[u8]; MAX_COLS], kind: &[u8]) -> Result<(), FieldError> {
+        let c = &self.cols;
+        let kind = ProcessEventKind::parse(kind)
+            .ok_or_else(|| FieldError::new("event", format!("`{}` is not fork, wait or exit", super::parse::show(kind))))?;
+        for (k, name) in [(F_OP, "op"), (F_OFFSET, "offset"), (F_LENGTH, "length"), (F_DEVICE, "device"), (F_FILE, "file"), (F_FILE_OFFSET, "file_offset"), (F_FILE_SIZE, "file_size")] {
+            if c[k].is_some_and(|i| !trim(f[i]).is_empty()) {
+                return Err(FieldError::new(name, format!("a {} event line leaves the request columns empty", kind.as_str())));
+            }
+        }
+        let pid = match num(f, c[F_PID], "pid")? {
+            None => return Err(FieldError::new("pid", format!("a {} event names its process", kind.as_str()))),
+            Some(v) => u32::try_from(v).map_err(|_| FieldError::out_of_range("pid", v))?,
+        };
+        let ppid = match num(f, c[F_PPID], "ppid")? {
+            None if kind == ProcessEventKind::Exit => 0,
+            None => return Err(FieldError::new("ppid", format!("a {} event names the parent process", kind.as_str()))),
+            Some(v) => u32::try_from(v).map_err(|_| FieldError::out_of_range("ppid", v))?,
+        };
+        if kind != ProcessEventKind::Exit && ppid == pid {
+            return Err(FieldError::new("ppid", format!("process {pid} cannot be its own parent")));
+        }
+        let time_ns = num(f, c[F_TIME], "time_ns")?.unwrap_or(0);
+        self.event = Some(ProcessEvent { before: 0, time_ns, kind, pid, ppid });
+        Ok(())
     }
 
     fn header(&mut self, line: &[u8]) -> Result<(), FieldError> {
@@ -122,7 +159,17 @@ impl LineParser for CsvParser {
         if n != self.n_cols {
             return Err(FieldError::new("line", format!("{n} fields, the header names {}", self.n_cols)));
         }
+        if let Some(i) = self.cols[F_EVENT] {
+            let kind = trim(f[i]);
+            if !kind.is_empty() {
+                self.event_line(&f, kind)?;
+                return Ok(None);
+            }
+        }
         let c = &self.cols;
+        if c[F_PPID].is_some_and(|i| !trim(f[i]).is_empty()) {
+            return Err(FieldError::new("ppid", "a request line has no ppid (it belongs to fork, wait and exit lines)"));
+        }
         let offset = num(&f, c[3], "offset")?.ok_or_else(|| FieldError::missing("offset"))?;
         let op = match c[2] {
             None => Op::Read,
@@ -158,6 +205,14 @@ impl LineParser for CsvParser {
         None
     }
 
+    fn take_event(&mut self) -> Option<ProcessEvent> {
+        self.event.take()
+    }
+
+    fn carries_events(&self) -> bool {
+        self.cols[F_EVENT].is_some()
+    }
+
     const PLAIN_FAST_PATH: bool = true;
 
     /// Plain lines: numbers of at most 19 digits with nothing around them (empty fields take
@@ -169,7 +224,7 @@ impl LineParser for CsvParser {
         }
         // Field values by CSV_COLUMNS index (absent or empty columns keep their defaults), and
         // which of them were given.
-        let mut v = [0u64; 9];
+        let mut v = [0u64; N_COLUMNS];
         v[F_LENGTH] = DEFAULT_LENGTH;
         let mut given = 0u32;
         let mut op = Op::Read;
@@ -177,7 +232,12 @@ impl LineParser for CsvParser {
         let n = self.n_cols;
         for (i, &field) in self.order[..n].iter().enumerate() {
             let field = field as usize;
-            if field == F_OP {
+            if field == F_EVENT || field == F_PPID {
+                // Empty on a request line; anything else is for `parse`.
+                if !matches!(*buf.get(p)?, b',' | b'\n' | b'\r') {
+                    return None;
+                }
+            } else if field == F_OP {
                 match *buf.get(p)? {
                     b'R' | b'r' => p += 1,
                     b'W' | b'w' => {
@@ -239,6 +299,8 @@ const F_DEVICE: usize = 5;
 const F_FILE: usize = 6;
 const F_FILE_OFFSET: usize = 7;
 const F_FILE_SIZE: usize = 8;
+const F_EVENT: usize = 9;
+const F_PPID: usize = 10;
 
 #[cfg(test)]
 mod tests {

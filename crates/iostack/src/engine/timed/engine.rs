@@ -17,6 +17,9 @@ use crate::prefetch::{BlockPresence, CacheActions, Completion, DemandAccess, Fet
 use crate::sched::{Cause, IoRequest, Scheduler};
 use crate::trace::{Op, PageSize, Request};
 
+mod proc_events;
+use proc_events::{ProcEvents, EVENT_LEN};
+
 /// Requests read from the trace at a time.
 const INPUT_BATCH: usize = 4096;
 
@@ -87,6 +90,8 @@ struct Proc {
     response_max: u64,
     /// Requests the device completed for this process (by [`IoRequest::pid`]).
     device: ProcDevice,
+    /// Forked in the trace, and its parent has not got to the fork yet: it waits.
+    unborn: bool,
 }
 
 /// A process's share of the device: the requests dispatched on its behalf, their blocks, and
@@ -363,6 +368,8 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     pub(crate) skipped: u64,
     /// What the replay noticed about the trace's order, for the report's warnings.
     pub(crate) order: OrderChecks,
+    /// The trace's process events, when it has any.
+    proc_events: Option<Box<ProcEvents>>,
 }
 
 /// Two signs that a trace does not interleave its processes the way it means to (a generator
@@ -492,6 +499,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             ahead_waits: false,
             skipped: 0,
             order: OrderChecks::default(),
+            proc_events: None,
         }
     }
 
@@ -610,7 +618,17 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     #[inline(always)]
     fn next_request(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<Option<Request>> {
         if self.batch_pos == self.batch.len() && !self.refill(reader)? {
+            if self.proc_events.is_some() {
+                self.place_events(u64::MAX);
+            }
             return Ok(None);
+        }
+        if let Some(pe) = &self.proc_events {
+            // Requests taken before this one.
+            let at = self.order.read - (self.batch.len() - self.batch_pos) as u64;
+            if pe.due(at) {
+                self.place_events(at);
+            }
         }
         let mut r = self.batch[self.batch_pos];
         self.batch_pos += 1;
@@ -650,7 +668,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             // The look-ahead stopped at the end of the last batch: it goes on in this one.
             self.push(self.now, Kind::Discover, 0);
         }
-        if reader.read_batch(&mut self.batch, INPUT_BATCH)? == 0 {
+        let n = reader.read_batch(&mut self.batch, INPUT_BATCH)?;
+        self.take_proc_events(reader);
+        if n == 0 {
             self.input_done = true;
             self.skipped = reader.skipped();
             return Ok(false);
@@ -700,6 +720,11 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if self.last_proc.0 == pid && !self.procs.is_empty() {
             return self.last_proc.1;
         }
+        self.index_of_pid(pid)
+    }
+
+    /// The index of process `pid`, created if new.
+    fn index_of_pid(&mut self, pid: u32) -> u32 {
         let i = match self.proc_of.get(&pid) {
             Some(&i) => i,
             None => {
@@ -794,7 +819,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let proc = &mut self.procs[p as usize];
         let first = !proc.started && proc.queue.is_empty();
         proc.queue.push_back(r);
-        if first {
+        if first && !proc.unborn {
             if self.now > r.time_ns.saturating_add(LATE_START_NS).max(r.time_ns.saturating_mul(2)) {
                 self.late_start(p, r.time_ns);
             }
@@ -826,16 +851,27 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let next = match self.procs[p as usize].queue.pop_front() {
             Some(r) => r,
             None => {
-                let Some(r) = self.next_request(reader)? else { return Ok(None) };
-                let q = self.proc_index(&r);
-                if q == p {
-                    r
-                } else {
-                    self.enqueue(q, r);
-                    self.fill(reader, Some(p))?;
-                    match self.procs[p as usize].queue.pop_front() {
-                        Some(r) => r,
-                        None => return Ok(None),
+                let got = match self.next_request(reader)? {
+                    Some(r) => {
+                        let q = self.proc_index(&r);
+                        if q == p && self.procs[p as usize].queue.is_empty() {
+                            Some(r)
+                        } else {
+                            self.enqueue(q, r);
+                            self.fill(reader, Some(p))?;
+                            self.procs[p as usize].queue.pop_front()
+                        }
+                    }
+                    // The end of the trace may have placed an event of p's.
+                    None => self.procs[p as usize].queue.pop_front(),
+                };
+                match got {
+                    Some(r) => r,
+                    None => {
+                        if self.proc_events.is_some() {
+                            self.proc_ended(p);
+                        }
+                        return Ok(None);
                     }
                 }
             }
@@ -858,22 +894,29 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     /// itself for as long as no other event comes first (see `next_issue_inline`); otherwise
     /// each gets an issue event.
     fn continue_ready(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<()> {
-        while let [p] = self.ready[..] {
-            match self.next_issue_inline(reader, p)? {
-                Some(r) => self.start_request(p, r),
-                None => return Ok(()),
+        loop {
+            while let [p] = self.ready[..] {
+                match self.next_issue_inline(reader, p)? {
+                    Some(r) => self.start_request(p, r),
+                    None => break,
+                }
             }
-        }
-        if !self.ready.is_empty() {
+            if self.ready.is_empty() {
+                return Ok(());
+            }
             let mut ready = std::mem::take(&mut self.ready);
             for &p in &ready {
                 self.fill(reader, Some(p))?;
                 self.continue_proc(p);
             }
             ready.clear();
-            self.ready = ready;
+            // Processes a process event woke (a child's exit) go on too.
+            let woken = std::mem::replace(&mut self.ready, ready);
+            if woken.is_empty() {
+                return Ok(());
+            }
+            self.ready.extend_from_slice(&woken);
         }
-        Ok(())
     }
 
     // ----- the run -----
@@ -946,6 +989,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 self.c.cache.dirty_at_end += 1;
             }
         }
+        if let Some(msg) = self.proc_events_error() {
+            return Err(crate::error::Error::Io(std::io::Error::other(msg)));
+        }
         let waiting = self.pending.len() - self.pending_free.len();
         if waiting > 0 {
             // Only a stage that took blocks and never completed them leaves requests waiting.
@@ -963,6 +1009,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     #[inline(always)]
     fn start_request(&mut self, p: u32, r: Request) {
+        if r.length == EVENT_LEN {
+            return self.run_proc_event(p, r);
+        }
         if self.series.is_some() {
             self.series_issue();
         }
@@ -1450,7 +1499,12 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     /// Closed loop: process `p` completed a request; issue its next one after the think time.
     fn continue_proc(&mut self, p: u32) {
-        let Some(next) = self.procs[p as usize].queue.front() else { return };
+        let Some(next) = self.procs[p as usize].queue.front() else {
+            if self.proc_events.is_some() {
+                self.proc_ended(p);
+            }
+            return;
+        };
         let think = self.think_before(p, next);
         self.push(self.now + think, Kind::Issue, p);
     }
