@@ -1,0 +1,313 @@
+//! Trace input and replay: reading the trace in batches, starting each process at its trace
+//! time (closed loop) or each request at its arrival (open loop), and issuing a process's next
+//! request when its previous one completes.
+
+use super::*;
+
+impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Device + ?Sized> Engine<P, F, S, D> {
+    // ----- trace input -----
+
+    #[inline(always)]
+    pub(super) fn next_request(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<Option<Request>> {
+        if self.batch_pos == self.batch.len() && !self.refill(reader)? {
+            if self.proc_events.is_some() {
+                self.place_events(u64::MAX);
+            }
+            return Ok(None);
+        }
+        if let Some(pe) = &self.proc_events {
+            // Requests taken before this one.
+            let at = self.order.read - (self.batch.len() - self.batch_pos) as u64;
+            if pe.due(at) {
+                self.place_events(at);
+            }
+        }
+        let mut r = self.batch[self.batch_pos];
+        self.batch_pos += 1;
+        // Let the policy start loading the index cell some requests ahead and the entry a few
+        // requests ahead, in two stages so neither stalls, and the entry's list neighbours (which
+        // a hit's relinking writes) once the entry has arrived (memory prefetches only; no effect
+        // on results).
+        let keys = &self.batch_keys;
+        if let Some(&k) = keys.get(self.batch_pos + 8) {
+            self.policy.prefetch_index(k);
+        }
+        if let Some(&k) = keys.get(self.batch_pos + 3) {
+            self.policy.prefetch(k);
+        }
+        if let Some(&k) = keys.get(self.batch_pos) {
+            self.policy.prefetch_neighbours(k);
+        }
+        // Trace time relative to the first request, never going back.
+        let t0 = *self.t0.get_or_insert(r.time_ns);
+        let t = r.time_ns.saturating_sub(t0).max(self.last_trace_ns);
+        self.last_trace_ns = t;
+        r.time_ns = t;
+        Ok(Some(r))
+    }
+
+    /// Reads the next batch of the trace; `false` at its end.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn refill(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<bool> {
+        if self.input_done {
+            return Ok(false);
+        }
+        self.batch.clear();
+        self.batch_pos = 0;
+        self.ahead_pos = 0;
+        if std::mem::take(&mut self.ahead_waits) {
+            // The look-ahead stopped at the end of the last batch: it goes on in this one.
+            self.push(self.now, Kind::Discover, 0);
+        }
+        let n = reader.read_batch(&mut self.batch, INPUT_BATCH)?;
+        self.take_proc_events(reader);
+        if n == 0 {
+            self.input_done = true;
+            self.skipped = reader.skipped();
+            return Ok(false);
+        }
+        // Checked here, a batch at a time, off the per-request path: device ids the device map
+        // does not name, and the order of trace times.
+        if self.mapped {
+            let lanes = self.lanes.len();
+            if let Some(i) = self.batch.iter().position(|r| r.device as usize >= lanes) {
+                let r = self.batch[i];
+                self.order.read += i as u64 + 1;
+                return Err(self.unmapped_device(&r));
+            }
+        }
+        let t0 = self.t0.unwrap_or(self.batch[0].time_ns);
+        let o = &mut self.order;
+        for r in &self.batch {
+            o.read += 1;
+            if r.time_ns < o.max_raw_ns {
+                o.backwards += 1;
+                if o.first_backwards.is_none() {
+                    o.first_backwards = Some((o.read, r.pid, r.time_ns.saturating_sub(t0), o.max_raw_ns - t0));
+                }
+            } else {
+                o.max_raw_ns = r.time_ns;
+            }
+        }
+        // The key of each request's first block, for the memory hints above.
+        let pages = self.pages;
+        self.batch_keys.clear();
+        self.batch_keys.extend(self.batch.iter().map(|r| block_key(r.device, pages.page_of(r.offset))));
+        Ok(true)
+    }
+
+    /// The process `r` is for, as the run sees it.
+    #[inline]
+    pub(super) fn pid_of(&self, r: &Request) -> u32 {
+        match self.s.processes {
+            Processes::Trace => r.pid,
+            Processes::One => 0,
+            Processes::Device => r.device,
+        }
+    }
+
+    pub(super) fn proc_index(&mut self, r: &Request) -> u32 {
+        let pid = self.pid_of(r);
+        if self.last_proc.0 == pid && !self.procs.is_empty() {
+            return self.last_proc.1;
+        }
+        self.index_of_pid(pid)
+    }
+
+    /// The index of process `pid`, created if new.
+    pub(super) fn index_of_pid(&mut self, pid: u32) -> u32 {
+        let i = match self.proc_of.get(&pid) {
+            Some(&i) => i,
+            None => {
+                let i = self.procs.len() as u32;
+                self.procs.push(Proc { pid, ..Default::default() });
+                self.proc_of.insert(pid, i);
+                i
+            }
+        };
+        self.last_proc = (pid, i);
+        i
+    }
+
+    /// Closed loop: reads the trace until process `want` has a request queued (or the trace
+    /// ends). Processes met on the way start at their first request's trace time, or now if
+    /// that has passed.
+    pub(super) fn fill(&mut self, reader: &mut dyn crate::trace::TraceReader, want: Option<u32>) -> InputResult<()> {
+        loop {
+            if let Some(p) = want {
+                if !self.procs[p as usize].queue.is_empty() {
+                    return Ok(());
+                }
+            }
+            let Some(r) = self.next_request(reader)? else { return Ok(()) };
+            let p = self.proc_index(&r);
+            self.enqueue(p, r);
+            if want.is_none() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Closed loop: looks ahead in the trace, up to the present, for processes whose first
+    /// request is due, so that each starts at its trace time however far the running processes
+    /// have read. The look-ahead scans the batch in memory without taking requests from it;
+    /// only when it finds a new process does the reader take the requests up to that one's
+    /// first (queueing the others' on the way, as `fill` does). It then waits, as a `Discover`
+    /// event, for the trace time of the next request it has not seen. At the end of the batch
+    /// it waits until the running processes have taken the batch's requests (`refill` wakes it):
+    /// so the look-ahead holds no request beyond the batch, and a process whose first request
+    /// lies in a later batch starts when the others have issued the requests of this one.
+    pub(super) fn discover(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<()> {
+        let t0 = self.t0.unwrap_or(0);
+        // A request is due when its time relative to the first is no later than now, and the
+        // reader has not raised the times past now (it never lets them go back).
+        let due_raw = t0.saturating_add(self.now);
+        loop {
+            let start = self.ahead_pos.max(self.batch_pos);
+            if start == self.batch.len() {
+                if self.batch_pos < self.batch.len() {
+                    self.ahead_pos = start;
+                    self.ahead_waits = true;
+                    return Ok(());
+                }
+                if !self.refill(reader)? {
+                    return Ok(());
+                }
+                continue;
+            }
+            // Most requests are due ones of the process last met: skip them in one tight scan.
+            let known = self.last_proc.0;
+            let rest = &self.batch[start..];
+            let n = if self.last_trace_ns > self.now {
+                0
+            } else {
+                rest.iter().position(|r| r.time_ns > due_raw || self.pid_of(r) != known).unwrap_or(rest.len())
+            };
+            let j = start + n;
+            self.ahead_pos = j;
+            let Some(&r) = self.batch.get(j) else { continue };
+            let t = r.time_ns.saturating_sub(t0).max(self.last_trace_ns);
+            if t > self.now {
+                self.push(t, Kind::Discover, 0);
+                return Ok(());
+            }
+            self.ahead_pos = j + 1;
+            if !self.proc_of.contains_key(&self.pid_of(&r)) {
+                // A process whose first request is due: take the requests up to it.
+                while self.batch_pos <= j {
+                    let Some(r) = self.next_request(reader)? else { break };
+                    let p = self.proc_index(&r);
+                    self.enqueue(p, r);
+                }
+            }
+        }
+    }
+
+    /// Queues `r` for process `p`; a process met for the first time starts at the request's
+    /// trace time, or now if that has passed.
+    #[inline]
+    pub(super) fn enqueue(&mut self, p: u32, r: Request) {
+        let proc = &mut self.procs[p as usize];
+        let first = !proc.started && proc.queue.is_empty();
+        proc.queue.push_back(r);
+        if first && !proc.unborn {
+            if self.now > r.time_ns.saturating_add(LATE_START_NS).max(r.time_ns.saturating_mul(2)) {
+                self.late_start(p, r.time_ns);
+            }
+            self.push(r.time_ns.max(self.now), Kind::Issue, p);
+        }
+    }
+
+    /// Process `p`, met now, should have started at `trace_ns`: a late start if others run.
+    #[cold]
+    pub(super) fn late_start(&mut self, p: u32, trace_ns: u64) {
+        if self.procs.iter().any(|q| q.started) {
+            self.order.late += 1;
+            if self.order.first_late.is_none() {
+                self.order.first_late = Some((self.procs[p as usize].pid, trace_ns, self.now));
+            }
+        }
+    }
+
+    /// Closed loop, after process `p`'s request completed (the only one that did): issues its
+    /// next request here if the event queue would hand that issue back straight away (no other
+    /// event due at or before it), which is what most completions lead to; the event order, and so
+    /// every result, is the same as going through the queue. Returns the request to issue, or
+    /// `None` when the issue was left to the queue (or `p` has no more requests).
+    pub(super) fn next_issue_inline(&mut self, reader: &mut dyn crate::trace::TraceReader, p: u32) -> InputResult<Option<Request>> {
+        debug_assert_eq!(self.ready, [p]);
+        self.ready.clear();
+        // p's next request: queued already, else the trace's next if it is p's, else what
+        // `fill` finds (queueing the other processes' requests on the way).
+        let next = match self.procs[p as usize].queue.pop_front() {
+            Some(r) => r,
+            None => {
+                let got = match self.next_request(reader)? {
+                    Some(r) => {
+                        let q = self.proc_index(&r);
+                        if q == p && self.procs[p as usize].queue.is_empty() {
+                            Some(r)
+                        } else {
+                            self.enqueue(q, r);
+                            self.fill(reader, Some(p))?;
+                            self.procs[p as usize].queue.pop_front()
+                        }
+                    }
+                    // The end of the trace may have placed an event of p's.
+                    None => self.procs[p as usize].queue.pop_front(),
+                };
+                match got {
+                    Some(r) => r,
+                    None => {
+                        if self.proc_events.is_some() {
+                            self.proc_ended(p);
+                        }
+                        return Ok(None);
+                    }
+                }
+            }
+        };
+        let t = self.now + self.think_before(p, &next);
+        let other_due = self.inline.is_some_and(|e| e.time <= t) || self.heap.peek().is_some_and(|Reverse(e)| e.time <= t);
+        if other_due {
+            self.procs[p as usize].queue.push_front(next);
+            self.push(t, Kind::Issue, p);
+            return Ok(None);
+        }
+        // The sequence number the issue event would have taken.
+        self.seq += 1;
+        self.now = t;
+        Ok(Some(next))
+    }
+
+    /// Closed loop, after an event: the processes whose request completed continue (here, after
+    /// the event, so that trace reading errors propagate). A lone one issues its next requests
+    /// itself for as long as no other event comes first (see `next_issue_inline`); otherwise
+    /// each gets an issue event.
+    pub(super) fn continue_ready(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<()> {
+        loop {
+            while let [p] = self.ready[..] {
+                match self.next_issue_inline(reader, p)? {
+                    Some(r) => self.start_request(p, r),
+                    None => break,
+                }
+            }
+            if self.ready.is_empty() {
+                return Ok(());
+            }
+            let mut ready = std::mem::take(&mut self.ready);
+            for &p in &ready {
+                self.fill(reader, Some(p))?;
+                self.continue_proc(p);
+            }
+            ready.clear();
+            // Processes a process event woke (a child's exit) go on too.
+            let woken = std::mem::replace(&mut self.ready, ready);
+            if woken.is_empty() {
+                return Ok(());
+            }
+            self.ready.extend_from_slice(&woken);
+        }
+    }
+}
