@@ -108,8 +108,9 @@ struct ProcState {
     /// R4: none of this process's requests moves before its parent's request of this serial is
     /// served.
     start_after: Option<u64>,
-    /// R4: the process waits for these children to exit before any new request moves.
-    waiting_for: Vec<u32>,
+    /// R4: the process waits for these children to exit before any request it issues after
+    /// the wait (serial from the second value on) moves.
+    waiting_for: Vec<(u32, u64)>,
     /// The serial of the last request this process issued.
     last_serial: Option<u64>,
     started: bool,
@@ -251,7 +252,8 @@ impl VirtualDisk {
     /// R4: `parent` waits now for `child` to exit: none of its new requests moves until then.
     pub fn wait(&mut self, parent: u32, child: u32) {
         self.forked = true;
-        self.procs.entry(parent).or_default().waiting_for.push(child);
+        let from = self.next_serial;
+        self.procs.entry(parent).or_default().waiting_for.push((child, from));
         self.waiters.entry(child).or_default().push(parent);
     }
 
@@ -260,7 +262,7 @@ impl VirtualDisk {
         self.advance(now_ns);
         for parent in self.waiters.remove(&pid).unwrap_or_default() {
             if let Some(p) = self.procs.get_mut(&parent) {
-                p.waiting_for.retain(|&c| c != pid);
+                p.waiting_for.retain(|&(c, _)| c != pid);
             }
         }
         // An exited process issues nothing more: only a pending R4 hold of its own matters.
@@ -378,9 +380,11 @@ impl VirtualDisk {
             let Some(q) = self.waiting.get_mut(&pid) else { continue };
             let st = self.procs.entry(pid).or_default();
             // R4: a child before its parent's last request is served, a parent waiting for a child.
-            if !st.waiting_for.is_empty() || st.start_after.is_some_and(|s| self.unserved.contains(&s)) {
+            if st.start_after.is_some_and(|s| self.unserved.contains(&s)) {
                 continue;
             }
+            // A waiting parent's requests issued since the wait stay.
+            let held_from = st.waiting_for.iter().map(|&(_, from)| from).min().unwrap_or(u64::MAX);
             st.start_after = None;
             // Whether a synchronous read of this process was passed over earlier in the scan:
             // from then on only writes move (R2, R3).
@@ -388,7 +392,7 @@ impl VirtualDisk {
             let mut writes_left = q.writes;
             let mut i = 0;
             while i < q.items.len() {
-                if sync_ahead && writes_left == 0 {
+                if (sync_ahead && writes_left == 0) || q.items[i].serial >= held_from {
                     break;
                 }
                 let r = q.items[i].req;
@@ -612,6 +616,26 @@ mod tests {
         assert_eq!(waiting_ids(&vd), vec![1, 2, 3]);
         vd.drain();
         assert_eq!(done(&mut vd), vec![(0, 0, MS), (4, 0, 2 * MS), (1, MS, 3 * MS), (2, MS, 4 * MS), (3, MS, 5 * MS)]);
+    }
+
+    /// R4 from a trace's events: a wait holds only the parent's requests issued after it (one
+    /// issued before still moves), until the child's exit.
+    #[test]
+    fn r4_from_process_events_holds_only_requests_after_the_wait() {
+        let mut vd = disk(1);
+        vd.submit(read(0, 2, 900, false), 0);
+        vd.submit(read(1, 1, 0, true), 0);
+        vd.submit(read(2, 1, 100, false), 0);
+        let e = |kind, pid, ppid| ProcessEvent { before: 0, time_ns: 0, kind, pid, ppid };
+        vd.process_event(&e(ProcessEventKind::Fork, 7, 1), 0);
+        vd.process_event(&e(ProcessEventKind::Wait, 7, 1), 0);
+        vd.submit(read(3, 1, 200, false), 0);
+        vd.submit(read(4, 7, 300, false), 0);
+        assert_eq!(waiting_ids(&vd), vec![3, 4], "the request after the wait and the child's wait");
+        vd.process_event(&e(ProcessEventKind::Exit, 7, 1), 10 * MS);
+        vd.drain();
+        let ids: Vec<u64> = done(&mut vd).iter().map(|c| c.0).collect();
+        assert_eq!(ids, vec![0, 1, 2, 4, 3]);
     }
 
     #[test]

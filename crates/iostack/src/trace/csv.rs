@@ -479,3 +479,44 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod event_tests {
+    use crate::trace::{open_bytes, read_all, Format, ProcessEvent, ProcessEventKind, ReaderOptions};
+    use std::path::Path;
+
+    fn read(text: &str) -> Result<(Vec<crate::trace::Request>, Vec<ProcessEvent>), String> {
+        let (mut r, _) = open_bytes(Path::new("t.csv"), text.as_bytes().to_vec(), Some(Format::Csv), &ReaderOptions::default()).map_err(|e| e.to_string())?;
+        let reqs = read_all(&mut *r).map_err(|e| e.to_string())?;
+        let mut ev = Vec::new();
+        r.take_events(&mut ev);
+        Ok((reqs, ev))
+    }
+
+    #[test]
+    fn event_lines_are_placed_among_the_requests() {
+        let text = "time_ns,pid,op,offset,event,ppid\n1,1,R,0,,\n2,7,,,fork,1\n3,7,,,WAIT,1\n4,7,R,4096,,\n5,7,,,exit,\n6,1,R,8192,,\n";
+        let (reqs, ev) = read(text).unwrap();
+        assert_eq!(reqs.len(), 3);
+        let e = |before, time_ns, kind, pid, ppid| ProcessEvent { before, time_ns, kind, pid, ppid };
+        assert_eq!(ev, vec![e(1, 2, ProcessEventKind::Fork, 7, 1), e(1, 3, ProcessEventKind::Wait, 7, 1), e(2, 5, ProcessEventKind::Exit, 7, 0)]);
+    }
+
+    #[test]
+    fn malformed_event_lines_name_line_and_field() {
+        let h = "time_ns,pid,op,offset,event,ppid\n0,1,R,0,,\n";
+        for (line, field, what) in [
+            ("1,7,,,spawn,1", "event", "`spawn` is not fork, wait or exit"),
+            ("1,7,,,fork,", "ppid", "names the parent"),
+            ("1,,,,exit,", "pid", "names its process"),
+            ("1,7,R,,fork,1", "op", "request columns empty"),
+            ("1,7,,0,fork,1", "offset", "request columns empty"),
+            ("1,7,,,fork,7", "ppid", "its own parent"),
+            ("1,7,,,fork,x", "ppid", "not a number"),
+            ("1,7,R,0,,1", "ppid", "a request line has no ppid"),
+        ] {
+            let e = read(&format!("{h}{line}\n")).unwrap_err();
+            assert!(e.contains("t.csv") && e.contains("line 3") && e.contains(&format!("field `{field}`")) && e.contains(what), "{line}: {e}");
+        }
+    }
+}

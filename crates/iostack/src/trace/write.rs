@@ -669,3 +669,27 @@ pub fn convert(
     let requests = write_atomic(&mut *reader, output, out_format)?;
     Ok(ConvertStats { input_format: in_format, output_format: out_format, requests, skipped: reader.skipped() })
 }
+
+#[cfg(test)]
+mod event_tests {
+    use super::*;
+
+    /// A trace with process events converts to CSV and back unchanged; a format without them
+    /// refuses the events and leaves no output.
+    #[test]
+    fn process_events_round_trip_through_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("in.csv");
+        let text = "time_ns,pid,op,offset,length,device,file,file_offset,file_size,event,ppid\n0,1,R,0,4096,0,,,,,\n0,7,,,,,,,,fork,1\n0,7,,,,,,,,wait,1\n0,7,R,4096,4096,0,,,,,\n0,7,,,,,,,,exit,1\n";
+        std::fs::write(&src, text).unwrap();
+        let out = dir.path().join("out.csv.zst");
+        let stats = convert(&src, None, &ReaderOptions::default(), &out, None).unwrap();
+        assert_eq!(stats.requests, 2);
+        let back = dir.path().join("back.csv");
+        convert(&out, None, &ReaderOptions::default(), &back, None).unwrap();
+        assert_eq!(std::fs::read_to_string(&back).unwrap(), text);
+        let e = convert(&src, None, &ReaderOptions::default(), &dir.path().join("o.iostack"), None).err().unwrap().to_string();
+        assert!(e.contains("cannot hold process events"), "{e}");
+        assert!(!dir.path().join("o.iostack").exists());
+    }
+}

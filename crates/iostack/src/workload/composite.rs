@@ -167,7 +167,10 @@ mod tests {
         assert_eq!(one[n[0]].length, 4096);
         assert!(one[one.len() - 64..].windows(2).all(|w| w[1].offset == w[0].offset + 65536));
         assert_eq!(one.len(), per(2).len());
-        assert!(v.iter().all(|r| r.pid == 1 || r.pid == 2));
+        // LKR's cats are child processes: 50 files per copy, each its own pid.
+        let children: std::collections::BTreeSet<u32> = v.iter().map(|r| r.pid).filter(|&p| p >= super::super::streams::CHILD_PID_BASE).collect();
+        assert_eq!(children.len(), 2 * 50);
+        assert!(v.iter().all(|r| r.pid == 1 || r.pid == 2 || children.contains(&r.pid)));
         // No file is read by both processes.
         let files = |r: &[crate::trace::Request]| r.iter().filter_map(|q| q.file.map(|f| f.id)).collect::<std::collections::HashSet<_>>();
         assert!(files(&one).is_disjoint(&files(&per(2))));
@@ -177,8 +180,11 @@ mod tests {
     fn aip_runs_benchmarks_side_by_side_and_relaunches() {
         let b = small();
         let v = read_all(&mut Merged::with_events("aip", b.in_parallel(2, [1, 1, 1, 1, 3]))).unwrap();
-        let pids: std::collections::BTreeSet<u32> = v.iter().map(|r| r.pid).collect();
+        let base = super::super::streams::CHILD_PID_BASE;
+        let pids: std::collections::BTreeSet<u32> = v.iter().map(|r| r.pid).filter(|&p| p < base).collect();
         assert_eq!(pids.into_iter().collect::<Vec<_>>(), (1..=10).collect::<Vec<_>>());
+        // LKR's cats: one child per file of each copy.
+        assert_eq!(v.iter().map(|r| r.pid).filter(|&p| p >= base).collect::<std::collections::BTreeSet<_>>().len(), 2 * 50);
         // IOR's processes (pids 9, 10) read their file three times; TAC's once.
         assert_eq!(v.iter().filter(|r| r.pid == 9).count(), 3 * 64);
         assert_eq!(v.iter().filter(|r| r.pid == 1).count(), 512);

@@ -194,3 +194,74 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use crate::blk::{BlockStage, StageActions, Submit};
+    use crate::engine::timed::{StackConfig, TimedRun};
+    use crate::sched::IoRequest;
+    use crate::trace::{ProcessEvent, ProcessEventKind, Request, VecReader};
+
+    /// Records the process events it is told, with their times.
+    struct Recorder(Arc<Mutex<Vec<(ProcessEventKind, u32, u64)>>>);
+
+    impl BlockStage for Recorder {
+        fn name(&self) -> String {
+            "recorder".into()
+        }
+        fn submit(&mut self, _req: IoRequest, _now_ns: u64, _out: &mut StageActions) -> Submit {
+            Submit::Pass
+        }
+        fn process_event(&mut self, e: &ProcessEvent, now_ns: u64) {
+            self.0.lock().unwrap().push((e.kind, e.pid, now_ns));
+        }
+    }
+
+    fn read(pid: u32, block: u64) -> Request {
+        Request { pid, ..Request::read(block * 4096, 4096) }
+    }
+
+    fn ev(before: u64, kind: ProcessEventKind, pid: u32, ppid: u32) -> ProcessEvent {
+        ProcessEvent { before, time_ns: 0, kind, pid, ppid }
+    }
+
+    fn config() -> StackConfig {
+        StackConfig { device: "fixed:1ms".into(), sched: "noop".into(), prefetch: "none".into(), cache: "64".into(), ..Default::default() }
+    }
+
+    /// The child, interleaved with its parent in the trace, starts only when the parent gets to
+    /// the fork (after its first read) and the parent's next read waits for the child's exit.
+    #[test]
+    fn a_forked_child_waits_for_its_fork_and_a_waiting_parent_for_its_exit() {
+        let reqs = vec![read(1, 0), read(2, 100), read(1, 1), read(2, 101), read(1, 2)];
+        let events = vec![ev(1, ProcessEventKind::Fork, 2, 1), ev(1, ProcessEventKind::Wait, 2, 1), ev(4, ProcessEventKind::Exit, 2, 1)];
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let mut run = TimedRun::new(&config()).unwrap();
+        run.set_stage(Box::new(Recorder(log.clone())));
+        let rep = run.run(&mut VecReader::with_events(reqs.clone(), events)).unwrap();
+        let p = |pid| rep.processes.iter().find(|p| p.pid == pid).unwrap().clone();
+        const MS: u64 = 1_000_000;
+        // Parent: read at 0; child: 2 reads from 1 ms; parent's next read at 3 ms, then 4 ms.
+        assert_eq!((p(2).start_ns, p(2).end_ns), (MS, 3 * MS));
+        assert_eq!((p(1).start_ns, p(1).end_ns), (0, 5 * MS));
+        assert_eq!(*log.lock().unwrap(), vec![(ProcessEventKind::Fork, 2, MS), (ProcessEventKind::Wait, 2, MS), (ProcessEventKind::Exit, 2, 3 * MS), (ProcessEventKind::Exit, 1, 5 * MS)], "the parent exits at its end");
+        // Without the events the two run side by side.
+        let rep = TimedRun::new(&config()).unwrap().run(&mut VecReader::new(reqs)).unwrap();
+        assert_eq!(rep.processes.iter().find(|p| p.pid == 2).unwrap().start_ns, 0);
+    }
+
+    /// A child that has no exit event exits when its requests are over; events the trace
+    /// contradicts fail the run with a message naming the event.
+    #[test]
+    fn implicit_exits_and_contradictions() {
+        let reqs = vec![read(1, 0), read(2, 100), read(1, 1)];
+        let rep = TimedRun::new(&config()).unwrap().run(&mut VecReader::with_events(reqs.clone(), vec![ev(1, ProcessEventKind::Fork, 2, 1), ev(1, ProcessEventKind::Wait, 2, 1)])).unwrap();
+        assert_eq!(rep.processes.iter().find(|p| p.pid == 1).unwrap().end_ns, 3_000_000);
+        let e = TimedRun::new(&config()).unwrap().run(&mut VecReader::with_events(reqs.clone(), vec![ev(2, ProcessEventKind::Fork, 2, 1)])).err().unwrap().to_string();
+        assert!(e.contains("process 2 appears in the trace before it is forked") && e.contains("fork event"), "{e}");
+        let e = TimedRun::new(&config()).unwrap().run(&mut VecReader::with_events(reqs, vec![ev(1, ProcessEventKind::Wait, 2, 1)])).err().unwrap().to_string();
+        assert!(e.contains("process 2 was not forked by 1"), "{e}");
+    }
+}
