@@ -29,13 +29,14 @@ const PARAMS: &[(&str, &str)] = &[
     ("file_size", "bytes per file of TAC, the strided readers and IOR-R (default 1GiB)"),
     ("lkr_files", "files per LKR tree (default 19000)"),
     ("lkr_dirs", "directories per LKR tree (default 1200)"),
+    ("lkr_cat", "LKR's cat: child (a process per file, with fork/wait/exit events) or inline (default child)"),
     ("runs", "times each benchmark runs, TAC:512k-SR:8k-SR:LKR:IOR-R (default 1:1:1:1:1)"),
 ];
 
 pub const AIR: GeneratorInfo = GeneratorInfo {
     name: "air",
     summary: "AIR: TAC, 512k-SR, 8k-SR, LKR, IOR-R in a row, each process with its own files",
-    params: PARAMS.split_at(3).0,
+    params: PARAMS.split_at(4).0,
     common: &["processes", "seed"],
     build: |c, p| {
         let b = Benchmarks::from_params("air", p, c)?;
@@ -84,7 +85,8 @@ impl Benchmarks {
             return Err(ConfigError::new(format!("{name}.file_size"), "must be positive"));
         }
         let d = Lkr::default();
-        let lkr = Lkr { files: p.u64_in("lkr_files", d.files, 0, super::lkr::MAX_TREE)?, dirs: p.u64_in("lkr_dirs", d.dirs, 1, super::lkr::MAX_TREE)?, seed: c.seed, ..d };
+        let child_cat = super::lkr::child_cat(p.text("lkr_cat"), &format!("{name}.lkr_cat"))?;
+        let lkr = Lkr { files: p.u64_in("lkr_files", d.files, 0, super::lkr::MAX_TREE)?, dirs: p.u64_in("lkr_dirs", d.dirs, 1, super::lkr::MAX_TREE)?, seed: c.seed, child_cat, ..d };
         if lkr.dirs == 0 {
             return Err(ConfigError::new(format!("{name}.lkr_dirs"), "at least one directory (the root)"));
         }

@@ -56,6 +56,16 @@ pub const INFO: GeneratorInfo = GeneratorInfo {
     },
 };
 
+/// The `cat` parameter (`lkr`'s `cat`, `air`/`aip`'s `lkr_cat`): `child` (the default) or
+/// `inline`, as [`Lkr::child_cat`].
+pub fn child_cat(value: Option<String>, key: &str) -> Result<bool, ConfigError> {
+    match value.as_deref().map(str::trim) {
+        None | Some("child") => Ok(true),
+        Some("inline") => Ok(false),
+        Some(other) => Err(ConfigError::new(key, format!("`{other}` is not child or inline"))),
+    }
+}
+
 /// Blocks per ext3 block group (4 KiB blocks).
 pub const GROUP_BLOCKS: u64 = 32_768;
 const INODE_BYTES: u64 = 128;
@@ -148,11 +158,7 @@ impl Lkr {
             read: p.bytes_in("read", d.read, super::MIN_READ, super::MAX_READ)?,
             inodes_per_group: p.u64_in("inodes_per_group", d.inodes_per_group, 32, 1 << 18)?,
             seed,
-            child_cat: match p.text("cat").as_deref().map(str::trim) {
-                None | Some("child") => true,
-                Some("inline") => false,
-                Some(other) => return Err(ConfigError::new("lkr.cat", format!("`{other}` is not child or inline"))),
-            },
+            child_cat: child_cat(p.text("cat"), "lkr.cat")?,
         };
         if l.dirs == 0 || l.dirs > u32::MAX as u64 || l.files > u32::MAX as u64 {
             return Err(ConfigError::new("lkr.dirs", "at least one directory (the root), and fewer than 2^32 directories and files"));
