@@ -529,6 +529,11 @@ impl BlockStage for Ada {
         }
     }
 
+    fn process_event(&mut self, event: &crate::trace::ProcessEvent, now_ns: u64) {
+        self.catch_up(now_ns);
+        self.vd.process_event(event, now_ns);
+    }
+
     fn report(&self) -> serde_json::Value {
         self.report_value()
     }

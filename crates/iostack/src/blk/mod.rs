@@ -124,6 +124,11 @@ pub trait BlockStage: Send {
     fn completed(&mut self, req: &IoRequest, service: &Service, now_ns: u64, out: &mut StageActions) {
         let _ = (req, service, now_ns, out);
     }
+    /// A process event of the trace (a fork, a wait, an exit) took effect at `now_ns`, at its
+    /// place in the acting process's stream (see [`crate::trace::ProcessEvent`]).
+    fn process_event(&mut self, event: &crate::trace::ProcessEvent, now_ns: u64) {
+        let _ = (event, now_ns);
+    }
     /// What the stage reports at the end of the run (under `blk.stage` in the result; `Null` to
     /// add nothing).
     fn report(&self) -> serde_json::Value {

@@ -276,6 +276,12 @@ impl BlockStage for AccuracyStage {
     fn report(&self) -> serde_json::Value {
         self.redcap.as_ref().map_or(serde_json::Value::Null, |r| r.report())
     }
+
+    fn process_event(&mut self, event: &crate::trace::ProcessEvent, now_ns: u64) {
+        let mut g = self.inner.lock().expect("not poisoned");
+        g.vd.process_event(event, now_ns);
+        g.collect_vd();
+    }
 }
 
 /// Settings of an accuracy run besides the stack.

@@ -31,6 +31,10 @@
 //! from running up unbounded queueing delay); its *I/O time* is its share, by blocks, of the table
 //! time of the dispatched request that served it (the scheduler may merge copies).
 //!
+//! R4 needs the process tree, which the copies do not carry: the caller reports each fork, wait
+//! and exit ([`VirtualDisk::process_event`]) when it takes effect in the real system, from the
+//! trace's process events (`docs/formats.md`). Without them every process is on its own.
+//!
 //! The disk is advanced lazily: [`VirtualDisk::advance`] runs its events (completions, scheduler
 //! wake-ups) up to a time, and every arrival first advances to the arrival time. It never feeds
 //! back into the real system; callers read what completed with [`VirtualDisk::take_completed`].
@@ -42,7 +46,7 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::device::table::{Head, TableModel};
 use crate::device::SECTOR;
 use crate::sched::{Cause, IoRequest, Scheduler};
-use crate::trace::Op;
+use crate::trace::{Op, ProcessEvent, ProcessEventKind};
 
 /// A copy of a request entering the real scheduler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,8 +108,9 @@ struct ProcState {
     /// R4: none of this process's requests moves before its parent's request of this serial is
     /// served.
     start_after: Option<u64>,
-    /// R4: the process waits for these children to exit before any new request moves.
-    waiting_for: Vec<u32>,
+    /// R4: the process waits for these children to exit before any request it issues after
+    /// the wait (serial from the second value on) moves.
+    waiting_for: Vec<(u32, u64)>,
     /// The serial of the last request this process issued.
     last_serial: Option<u64>,
     started: bool,
@@ -185,6 +190,8 @@ pub struct VirtualDisk {
     process_queue: usize,
     matcher: PartMatcher<Pending>,
     procs: HashMap<u32, ProcState>,
+    /// R4: the parents waiting for each process to exit.
+    waiters: HashMap<u32, Vec<u32>>,
     /// Serials served (for R4's "served" check): the smallest serial not yet served is enough
     /// only in FIFO order, so keep the set of unserved serials instead.
     unserved: rustc_hash::FxHashSet<u64>,
@@ -214,6 +221,7 @@ impl VirtualDisk {
             process_queue: 0,
             matcher: PartMatcher { pending: Vec::new() },
             procs: HashMap::default(),
+            waiters: HashMap::default(),
             unserved: Default::default(),
             in_service: None,
             completed: Vec::new(),
@@ -251,17 +259,48 @@ impl VirtualDisk {
             c.start_after = after;
         }
         if waits {
-            self.procs.entry(parent).or_default().waiting_for.push(child);
+            self.wait(parent, child);
         }
+    }
+
+    /// R4: `parent` waits now for `child` to exit: none of its new requests moves until then.
+    pub fn wait(&mut self, parent: u32, child: u32) {
+        self.forked = true;
+        let from = self.next_serial;
+        self.procs.entry(parent).or_default().waiting_for.push((child, from));
+        self.waiters.entry(child).or_default().push(parent);
     }
 
     /// R4: `pid` exited; a parent waiting for it may go on.
     pub fn exit(&mut self, pid: u32, now_ns: u64) {
         self.advance(now_ns);
-        for p in self.procs.values_mut() {
-            p.waiting_for.retain(|&c| c != pid);
+        for parent in self.waiters.remove(&pid).unwrap_or_default() {
+            if let Some(p) = self.procs.get_mut(&parent) {
+                p.waiting_for.retain(|&(c, _)| c != pid);
+            }
+        }
+        // An exited process issues nothing more: only a pending R4 hold of its own matters.
+        if self.procs.get(&pid).is_some_and(|p| p.start_after.is_none() && p.waiting_for.is_empty() && p.sync_in_flight == 0) && !self.waiting.contains_key(&pid) {
+            self.procs.remove(&pid);
         }
         self.move_waiting();
+    }
+
+    /// A process event of the trace, as it takes effect in the real system at `now_ns`: a fork
+    /// ([`VirtualDisk::fork`], not waiting), a wait ([`VirtualDisk::wait`]) or an exit
+    /// ([`VirtualDisk::exit`]).
+    pub fn process_event(&mut self, e: &ProcessEvent, now_ns: u64) {
+        match e.kind {
+            ProcessEventKind::Fork => {
+                self.advance(now_ns);
+                self.fork(e.ppid, e.pid, false);
+            }
+            ProcessEventKind::Wait => {
+                self.advance(now_ns);
+                self.wait(e.ppid, e.pid);
+            }
+            ProcessEventKind::Exit => self.exit(e.pid, now_ns),
+        }
     }
 
     /// A copy arrives at `now_ns` (non-decreasing).
@@ -362,9 +401,11 @@ impl VirtualDisk {
             let Some(q) = self.waiting.get_mut(&pid) else { continue };
             let st = self.procs.entry(pid).or_default();
             // R4: a child before its parent's last request is served, a parent waiting for a child.
-            if !st.waiting_for.is_empty() || st.start_after.is_some_and(|s| self.unserved.contains(&s)) {
+            if st.start_after.is_some_and(|s| self.unserved.contains(&s)) {
                 continue;
             }
+            // A waiting parent's requests issued since the wait stay.
+            let held_from = st.waiting_for.iter().map(|&(_, from)| from).min().unwrap_or(u64::MAX);
             st.start_after = None;
             // Whether a synchronous read of this process was passed over earlier in the scan:
             // from then on only writes move (R2, R3).
@@ -372,7 +413,7 @@ impl VirtualDisk {
             let mut writes_left = q.writes;
             let mut i = 0;
             while i < q.items.len() {
-                if sync_ahead && writes_left == 0 {
+                if (sync_ahead && writes_left == 0) || q.items[i].serial >= held_from {
                     break;
                 }
                 let r = q.items[i].req;
@@ -604,6 +645,26 @@ mod tests {
         assert_eq!(waiting_ids(&vd), vec![1, 2, 3]);
         vd.drain();
         assert_eq!(done(&mut vd), vec![(0, 0, MS), (4, 0, 2 * MS), (1, MS, 3 * MS), (2, MS, 4 * MS), (3, MS, 5 * MS)]);
+    }
+
+    /// R4 from a trace's events: a wait holds only the parent's requests issued after it (one
+    /// issued before still moves), until the child's exit.
+    #[test]
+    fn r4_from_process_events_holds_only_requests_after_the_wait() {
+        let mut vd = disk(1);
+        vd.submit(read(0, 2, 900, false), 0);
+        vd.submit(read(1, 1, 0, true), 0);
+        vd.submit(read(2, 1, 100, false), 0);
+        let e = |kind, pid, ppid| ProcessEvent { before: 0, time_ns: 0, kind, pid, ppid };
+        vd.process_event(&e(ProcessEventKind::Fork, 7, 1), 0);
+        vd.process_event(&e(ProcessEventKind::Wait, 7, 1), 0);
+        vd.submit(read(3, 1, 200, false), 0);
+        vd.submit(read(4, 7, 300, false), 0);
+        assert_eq!(waiting_ids(&vd), vec![3, 4], "the request after the wait and the child's wait");
+        vd.process_event(&e(ProcessEventKind::Exit, 7, 1), 10 * MS);
+        vd.drain();
+        let ids: Vec<u64> = done(&mut vd).iter().map(|c| c.0).collect();
+        assert_eq!(ids, vec![0, 1, 2, 4, 3]);
     }
 
     #[test]

@@ -22,6 +22,7 @@ use super::{Check, Figure, Progress, Report, ReproInfo, Series, Table};
 use crate::workload::composite::Benchmarks;
 use crate::workload::ior::Ior;
 use crate::workload::lkr::Lkr;
+use crate::workload::streams::Merged;
 use crate::workload::stride::Stride;
 use crate::workload::tac::Tac;
 
@@ -62,7 +63,7 @@ impl AdaAip {
             tac: Tac { file_size: s.file_size, ..Tac::default() },
             sr512: Stride { file_size: s.sr512_file_size, ..Stride::sr512k() },
             sr8: Stride { file_size: s.file_size, ..Stride::sr8k() },
-            lkr: Lkr { files: s.lkr_files, dirs: s.lkr_dirs, seed: s.seed, ..Lkr::default() },
+            lkr: Lkr { files: s.lkr_files, dirs: s.lkr_dirs, seed: s.seed, child_cat: false, ..Lkr::default() },
             ior: Ior { file_size: s.file_size, ..Ior::default() },
         }
     }
@@ -89,7 +90,7 @@ pub fn reproduce_with(r: &AdaAip, progress: &Progress) -> Report {
                 let config = r.sizes.stack(device, sched);
                 let mut row = Vec::new();
                 for &procs in &r.processes {
-                    let got = r.sizes.pair(&config, &table, &|| b.in_parallel(procs, r.runs));
+                    let got = r.sizes.pair(&config, &table, &|| Merged::with_events("aip", b.in_parallel(procs, r.runs)));
                     progress.step(&format!("{device} {sched} {procs}"));
                     match got {
                         Ok(p) => row.push(Some(p)),

@@ -211,8 +211,8 @@ impl AdaPatterns {
     }
 
     /// `streams` vanilla and under ADA on `config` (table at `table`).
-    pub fn pair(&self, config: &StackConfig, table: &str, streams: &dyn Fn() -> Vec<Stream>) -> Result<Pair, Error> {
-        let one = |c: &StackConfig| run_built(TimedRun::new(c)?, &mut || Ok(Box::new(Merged::new("ada", streams()))), Vec::new());
+    pub fn pair(&self, config: &StackConfig, table: &str, workload: &dyn Fn() -> Merged) -> Result<Pair, Error> {
+        let one = |c: &StackConfig| run_built(TimedRun::new(c)?, &mut || Ok(Box::new(workload())), Vec::new());
         let vanilla = one(config)?;
         let ada = StackConfig { redcap: Some("size=64MiB,segment=128KiB,hit=5us".into()), ada: Some(format!("window={},cadence=tumbling,table={table}", self.window)), ..config.clone() };
         Ok(ada_of(&vanilla, &one(&ada)?))
@@ -280,7 +280,7 @@ pub fn reproduce_with(r: &AdaPatterns, progress: &Progress) -> Report {
             let mut points = Vec::new();
             for (i, pattern) in PATTERNS.iter().enumerate() {
                 let paper = row_of_paper.map_or("—", |k| PAPER[k][i]);
-                let got = r.pair(&config, &table, &|| r.streams(pattern, procs));
+                let got = r.pair(&config, &table, &|| Merged::new("ada", r.streams(pattern, procs)));
                 progress.step(&format!("{setup} {pattern} {procs}"));
                 let p = match got {
                     Ok(p) => p,

@@ -56,7 +56,7 @@ impl Table1Repro {
         let mut run = TimedRun::new(&config)?;
         run.set_stage(Box::new(stage));
         let b = self.air.benchmarks();
-        let report = run_built(run, &mut || Ok(Box::new(Merged::new("air", b.in_a_row(processes)))), Vec::new())?;
+        let report = run_built(run, &mut || Ok(Box::new(Merged::with_events("air", b.in_a_row(processes)))), Vec::new())?;
         let counts = report.redcap.as_ref().and_then(|v| serde_json::from_value::<RedcapCounts>(v.clone()).ok()).unwrap_or_default();
         Ok((handle.result(), counts))
     }

@@ -13,7 +13,7 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::{Request, TraceReader};
+use super::{ProcessEvent, Request, TraceReader};
 use crate::error::{Location, TraceError};
 
 /// Requests per batch the thread decodes.
@@ -21,11 +21,14 @@ const BATCH: usize = 4096;
 /// Batches decoded ahead of the consumer.
 const AHEAD: usize = 4;
 
+/// The process events read with a batch, and whether the trace can carry any.
+type Events = (Vec<ProcessEvent>, bool);
+
 enum Message {
     /// A batch, and the inner reader's skipped count after it.
-    Batch(Vec<Request>, u64),
-    /// The end of the trace, and the final skipped count.
-    End(u64),
+    Batch(Vec<Request>, u64, Events),
+    /// The end of the trace, the final skipped count and the last events.
+    End(u64, Events),
     /// The inner reader failed; nothing follows.
     Failed(TraceError),
 }
@@ -40,6 +43,8 @@ pub struct BackgroundReader {
     path: PathBuf,
     carries_files: bool,
     skipped: u64,
+    events: Vec<ProcessEvent>,
+    carries_events: bool,
     /// The end, or an error, was received: nothing more comes.
     done: bool,
     worker: Option<JoinHandle<()>>,
@@ -57,21 +62,26 @@ impl BackgroundReader {
             .spawn(move || loop {
                 let mut buf = recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
                 buf.clear();
+                let events = |inner: &mut Box<dyn TraceReader>| {
+                    let mut v = Vec::new();
+                    inner.take_events(&mut v);
+                    (v, inner.carries_events())
+                };
                 // A send fails only when the consumer is gone: then stop reading.
                 match inner.read_batch(&mut buf, BATCH) {
                     Ok(0) => {
-                        let _ = tx.send(Message::End(inner.skipped()));
+                        let _ = tx.send(Message::End(inner.skipped(), events(&mut inner)));
                         return;
                     }
                     Ok(_) => {
-                        if tx.send(Message::Batch(buf, inner.skipped())).is_err() {
+                        if tx.send(Message::Batch(buf, inner.skipped(), events(&mut inner))).is_err() {
                             return;
                         }
                     }
                     Err(e) => {
                         // The requests decoded before the error come first, as they would
                         // from a reader asked one request at a time.
-                        if !buf.is_empty() && tx.send(Message::Batch(buf, inner.skipped())).is_err() {
+                        if !buf.is_empty() && tx.send(Message::Batch(buf, inner.skipped(), events(&mut inner))).is_err() {
                             return;
                         }
                         let _ = tx.send(Message::Failed(e));
@@ -80,7 +90,19 @@ impl BackgroundReader {
                 }
             })
             .expect("cannot start the trace reader thread");
-        BackgroundReader { rx, recycle, current: Vec::new(), pos: 0, path, carries_files, skipped: 0, done: false, worker: Some(worker) }
+        BackgroundReader {
+            rx,
+            recycle,
+            current: Vec::new(),
+            pos: 0,
+            path,
+            carries_files,
+            skipped: 0,
+            events: Vec::new(),
+            carries_events: false,
+            done: false,
+            worker: Some(worker),
+        }
     }
 
     /// Makes `current` hold at least one request not handed out yet; `false` at the end.
@@ -93,15 +115,19 @@ impl BackgroundReader {
                 Message::Failed(TraceError::new(&self.path, Location::File, None, "the trace reader thread stopped unexpectedly"))
             });
             match msg {
-                Message::Batch(batch, skipped) => {
+                Message::Batch(batch, skipped, (mut events, carries)) => {
                     self.skipped = skipped;
+                    self.events.append(&mut events);
+                    self.carries_events = carries;
                     let old = std::mem::replace(&mut self.current, batch);
                     self.pos = 0;
                     // Full when the thread is ahead by more than it can use: then let it go.
                     let _ = self.recycle.try_send(old);
                 }
-                Message::End(skipped) => {
+                Message::End(skipped, (mut events, carries)) => {
                     self.skipped = skipped;
+                    self.events.append(&mut events);
+                    self.carries_events = carries;
                     self.done = true;
                 }
                 Message::Failed(e) => {
@@ -147,6 +173,14 @@ impl TraceReader for BackgroundReader {
 
     fn carries_files(&self) -> bool {
         self.carries_files
+    }
+
+    fn take_events(&mut self, out: &mut Vec<ProcessEvent>) {
+        out.append(&mut self.events);
+    }
+
+    fn carries_events(&self) -> bool {
+        self.carries_events
     }
 
     fn path(&self) -> &Path {

@@ -14,11 +14,16 @@
 //! | `file_offset` | bytes within the file | 0 |
 //! | `file_size` | bytes | unknown |
 //!
-//! `file_offset` and `file_size` are only meaningful with `file`.
+//! | `event` | `fork`, `wait` or `exit` (any case): the line is a process event, not a request | a request |
+//! | `ppid` | parent process id, on event lines only | 0 |
+//!
+//! `file_offset` and `file_size` are only meaningful with `file`. An event line (see
+//! [`ProcessEvent`]) names the process in `pid` and its parent in `ppid` (required for `fork` and
+//! `wait`), may give `time_ns`, and leaves every request column empty.
 
 use super::format::CSV_COLUMNS;
 use super::parse::{leading_digits as digits, parse_u64, split_delim, trim, unquote, FieldError, LineParser};
-use super::{FileRef, Op, Request};
+use super::{FileRef, Op, ProcessEvent, ProcessEventKind, Request};
 
 /// Length of a request whose trace does not say.
 pub const DEFAULT_LENGTH: u64 = 4096;
@@ -40,17 +45,49 @@ const MAX_COLS: usize = 16;
 
 pub struct CsvParser {
     /// Column index of each of CSV_COLUMNS, once the header is read.
-    cols: [Option<usize>; 9],
+    cols: [Option<usize>; N_COLUMNS],
     n_cols: usize,
     header_seen: bool,
     /// For each column of the line, in order, which of CSV_COLUMNS it holds (the action table
     /// of the fast path, resolved once from the header).
-    order: [u8; 9],
+    order: [u8; N_COLUMNS],
+    /// The process event of the last line, until the reader takes it.
+    event: Option<ProcessEvent>,
 }
+
+const N_COLUMNS: usize = 11;
 
 impl CsvParser {
     pub fn new() -> CsvParser {
-        CsvParser { cols: [None; 9], n_cols: 0, header_seen: false, order: [0; 9] }
+        CsvParser { cols: [None; N_COLUMNS], n_cols: 0, header_seen: false, order: [0; N_COLUMNS], event: None }
+    }
+
+    /// An event line: `kind` of process `pid` (required) with parent `ppid`; request columns
+    /// empty.
+    fn event_line(&mut self, f: &[&[u8]; MAX_COLS], kind: &[u8]) -> Result<(), FieldError> {
+        let c = &self.cols;
+        let kind = ProcessEventKind::parse(kind)
+            .ok_or_else(|| FieldError::new("event", format!("`{}` is not fork, wait or exit", super::parse::show(kind))))?;
+        for (k, name) in [(F_OP, "op"), (F_OFFSET, "offset"), (F_LENGTH, "length"), (F_DEVICE, "device"), (F_FILE, "file"), (F_FILE_OFFSET, "file_offset"), (F_FILE_SIZE, "file_size")] {
+            if c[k].is_some_and(|i| !trim(f[i]).is_empty()) {
+                return Err(FieldError::new(name, format!("a {} event line leaves the request columns empty", kind.as_str())));
+            }
+        }
+        let pid = match num(f, c[F_PID], "pid")? {
+            None => return Err(FieldError::new("pid", format!("a {} event names its process", kind.as_str()))),
+            Some(v) => u32::try_from(v).map_err(|_| FieldError::out_of_range("pid", v))?,
+        };
+        let ppid = match num(f, c[F_PPID], "ppid")? {
+            None if kind == ProcessEventKind::Exit => 0,
+            None => return Err(FieldError::new("ppid", format!("a {} event names the parent process", kind.as_str()))),
+            Some(v) => u32::try_from(v).map_err(|_| FieldError::out_of_range("ppid", v))?,
+        };
+        if kind != ProcessEventKind::Exit && ppid == pid {
+            return Err(FieldError::new("ppid", format!("process {pid} cannot be its own parent")));
+        }
+        let time_ns = num(f, c[F_TIME], "time_ns")?.unwrap_or(0);
+        self.event = Some(ProcessEvent { before: 0, time_ns, kind, pid, ppid });
+        Ok(())
     }
 
     fn header(&mut self, line: &[u8]) -> Result<(), FieldError> {
@@ -122,7 +159,17 @@ impl LineParser for CsvParser {
         if n != self.n_cols {
             return Err(FieldError::new("line", format!("{n} fields, the header names {}", self.n_cols)));
         }
+        if let Some(i) = self.cols[F_EVENT] {
+            let kind = trim(f[i]);
+            if !kind.is_empty() {
+                self.event_line(&f, kind)?;
+                return Ok(None);
+            }
+        }
         let c = &self.cols;
+        if c[F_PPID].is_some_and(|i| !trim(f[i]).is_empty()) {
+            return Err(FieldError::new("ppid", "a request line has no ppid (it belongs to fork, wait and exit lines)"));
+        }
         let offset = num(&f, c[3], "offset")?.ok_or_else(|| FieldError::missing("offset"))?;
         let op = match c[2] {
             None => Op::Read,
@@ -158,6 +205,14 @@ impl LineParser for CsvParser {
         None
     }
 
+    fn take_event(&mut self) -> Option<ProcessEvent> {
+        self.event.take()
+    }
+
+    fn carries_events(&self) -> bool {
+        self.cols[F_EVENT].is_some()
+    }
+
     const PLAIN_FAST_PATH: bool = true;
 
     /// Plain lines: numbers of at most 19 digits with nothing around them (empty fields take
@@ -169,7 +224,7 @@ impl LineParser for CsvParser {
         }
         // Field values by CSV_COLUMNS index (absent or empty columns keep their defaults), and
         // which of them were given.
-        let mut v = [0u64; 9];
+        let mut v = [0u64; N_COLUMNS];
         v[F_LENGTH] = DEFAULT_LENGTH;
         let mut given = 0u32;
         let mut op = Op::Read;
@@ -177,7 +232,12 @@ impl LineParser for CsvParser {
         let n = self.n_cols;
         for (i, &field) in self.order[..n].iter().enumerate() {
             let field = field as usize;
-            if field == F_OP {
+            if field == F_EVENT || field == F_PPID {
+                // Empty on a request line; anything else is for `parse`.
+                if !matches!(*buf.get(p)?, b',' | b'\n' | b'\r') {
+                    return None;
+                }
+            } else if field == F_OP {
                 match *buf.get(p)? {
                     b'R' | b'r' => p += 1,
                     b'W' | b'w' => {
@@ -239,6 +299,8 @@ const F_DEVICE: usize = 5;
 const F_FILE: usize = 6;
 const F_FILE_OFFSET: usize = 7;
 const F_FILE_SIZE: usize = 8;
+const F_EVENT: usize = 9;
+const F_PPID: usize = 10;
 
 #[cfg(test)]
 mod tests {
@@ -414,6 +476,47 @@ mod tests {
             };
             assert!(e.ends_with(&format!("line {}: field `offset`: `bad` is not a number", bad[0])), "{e}");
             assert_eq!(got, expect[..got.len()]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod event_tests {
+    use crate::trace::{open_bytes, read_all, Format, ProcessEvent, ProcessEventKind, ReaderOptions};
+    use std::path::Path;
+
+    fn read(text: &str) -> Result<(Vec<crate::trace::Request>, Vec<ProcessEvent>), String> {
+        let (mut r, _) = open_bytes(Path::new("t.csv"), text.as_bytes().to_vec(), Some(Format::Csv), &ReaderOptions::default()).map_err(|e| e.to_string())?;
+        let reqs = read_all(&mut *r).map_err(|e| e.to_string())?;
+        let mut ev = Vec::new();
+        r.take_events(&mut ev);
+        Ok((reqs, ev))
+    }
+
+    #[test]
+    fn event_lines_are_placed_among_the_requests() {
+        let text = "time_ns,pid,op,offset,event,ppid\n1,1,R,0,,\n2,7,,,fork,1\n3,7,,,WAIT,1\n4,7,R,4096,,\n5,7,,,exit,\n6,1,R,8192,,\n";
+        let (reqs, ev) = read(text).unwrap();
+        assert_eq!(reqs.len(), 3);
+        let e = |before, time_ns, kind, pid, ppid| ProcessEvent { before, time_ns, kind, pid, ppid };
+        assert_eq!(ev, vec![e(1, 2, ProcessEventKind::Fork, 7, 1), e(1, 3, ProcessEventKind::Wait, 7, 1), e(2, 5, ProcessEventKind::Exit, 7, 0)]);
+    }
+
+    #[test]
+    fn malformed_event_lines_name_line_and_field() {
+        let h = "time_ns,pid,op,offset,event,ppid\n0,1,R,0,,\n";
+        for (line, field, what) in [
+            ("1,7,,,spawn,1", "event", "`spawn` is not fork, wait or exit"),
+            ("1,7,,,fork,", "ppid", "names the parent"),
+            ("1,,,,exit,", "pid", "names its process"),
+            ("1,7,R,,fork,1", "op", "request columns empty"),
+            ("1,7,,0,fork,1", "offset", "request columns empty"),
+            ("1,7,,,fork,7", "ppid", "its own parent"),
+            ("1,7,,,fork,x", "ppid", "not a number"),
+            ("1,7,R,0,,1", "ppid", "a request line has no ppid"),
+        ] {
+            let e = read(&format!("{h}{line}\n")).unwrap_err();
+            assert!(e.contains("t.csv") && e.contains("line 3") && e.contains(&format!("field `{field}`")) && e.contains(what), "{line}: {e}");
         }
     }
 }

@@ -231,6 +231,14 @@ impl<R: TraceReader> TraceReader for DenseDevices<R> {
         self.inner.carries_files()
     }
 
+    fn take_events(&mut self, out: &mut Vec<super::ProcessEvent>) {
+        self.inner.take_events(out)
+    }
+
+    fn carries_events(&self) -> bool {
+        self.inner.carries_events()
+    }
+
     fn path(&self) -> &Path {
         self.inner.path()
     }

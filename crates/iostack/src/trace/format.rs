@@ -342,7 +342,7 @@ fn detect_text(path: &Path, head: &[u8]) -> Result<Detected, TraceError> {
 }
 
 /// The iostack CSV column names.
-pub const CSV_COLUMNS: &[&str] = &["time_ns", "pid", "op", "offset", "length", "device", "file", "file_offset", "file_size"];
+pub const CSV_COLUMNS: &[&str] = &["time_ns", "pid", "op", "offset", "length", "device", "file", "file_offset", "file_size", "event", "ppid"];
 
 fn detect_header(line: &[u8]) -> Option<Detected> {
     let text = std::str::from_utf8(line).ok()?;

@@ -296,6 +296,61 @@ impl PageSize {
     }
 }
 
+/// What happens to a process at a [`ProcessEvent`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProcessEventKind {
+    /// The process `pid` is created by `ppid`.
+    Fork,
+    /// `ppid` waits for its child `pid` to exit before it goes on.
+    Wait,
+    /// `pid` exits.
+    Exit,
+}
+
+impl ProcessEventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProcessEventKind::Fork => "fork",
+            ProcessEventKind::Wait => "wait",
+            ProcessEventKind::Exit => "exit",
+        }
+    }
+
+    /// `fork`, `wait`, `exit`, any case.
+    pub fn parse(s: &[u8]) -> Option<ProcessEventKind> {
+        [ProcessEventKind::Fork, ProcessEventKind::Wait, ProcessEventKind::Exit].into_iter().find(|k| s.eq_ignore_ascii_case(k.as_str().as_bytes()))
+    }
+}
+
+/// A process event of a trace: a fork, a wait for a child, an exit (what KDSim's dependency
+/// rule R4 needs, paper l.106, and what tells an application-controlled cache that a process is
+/// gone).
+///
+/// Every event names a process `pid` and its parent `ppid`: a fork creates `pid` as a child of
+/// `ppid`; a wait is `ppid` waiting for its child `pid`; an exit is `pid`'s (with `ppid` 0 when
+/// the trace does not say). It takes effect at its place in the trace: after the requests of the
+/// process acting (the parent for a fork or a wait, `pid` for an exit) that come before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProcessEvent {
+    /// Requests of the trace before the event.
+    pub before: u64,
+    pub time_ns: u64,
+    pub kind: ProcessEventKind,
+    pub pid: u32,
+    pub ppid: u32,
+}
+
+impl ProcessEvent {
+    /// The process whose stream the event belongs to: the parent of a fork or a wait, the
+    /// process exiting.
+    pub fn actor(&self) -> u32 {
+        match self.kind {
+            ProcessEventKind::Fork | ProcessEventKind::Wait => self.ppid,
+            ProcessEventKind::Exit => self.pid,
+        }
+    }
+}
+
 /// How a reader treats its input.
 #[derive(Debug, Clone, Default)]
 pub struct ReaderOptions {
@@ -431,6 +486,20 @@ pub trait TraceReader: Send {
         true
     }
 
+    /// Moves the process events read so far (see [`ProcessEvent`]) to `out`, in trace order.
+    /// A reader may hand out an event before the requests preceding it (its `before` says where
+    /// it stands); every event that precedes a request handed out has been handed out by then,
+    /// and the events after the last request once the reader has returned the end. Formats
+    /// without process events have none.
+    fn take_events(&mut self, _out: &mut Vec<ProcessEvent>) {}
+
+    /// Whether the trace can carry process events (for writers choosing their columns); asked
+    /// after the first request was read. `false` is a promise that [`TraceReader::take_events`]
+    /// never gives any.
+    fn carries_events(&self) -> bool {
+        false
+    }
+
     /// The file being read, for messages.
     fn path(&self) -> &Path;
 }
@@ -453,6 +522,12 @@ macro_rules! forwarding_reader {
             fn carries_files(&self) -> bool {
                 (**self).carries_files()
             }
+            fn take_events(&mut self, out: &mut Vec<ProcessEvent>) {
+                (**self).take_events(out)
+            }
+            fn carries_events(&self) -> bool {
+                (**self).carries_events()
+            }
             fn path(&self) -> &Path {
                 (**self).path()
             }
@@ -464,18 +539,31 @@ forwarding_reader!(Box<R>, &mut R);
 /// A reader over requests already in memory (tests, generated workloads, Python arrays).
 pub struct VecReader {
     requests: std::vec::IntoIter<Request>,
+    events: Vec<ProcessEvent>,
+    has_events: bool,
     path: PathBuf,
 }
 
 impl VecReader {
     pub fn new(requests: Vec<Request>) -> Self {
-        VecReader { requests: requests.into_iter(), path: PathBuf::from("<memory>") }
+        VecReader { requests: requests.into_iter(), events: Vec::new(), has_events: false, path: PathBuf::from("<memory>") }
+    }
+
+    /// Requests with process events (each placed by its `before`, in trace order).
+    pub fn with_events(requests: Vec<Request>, events: Vec<ProcessEvent>) -> Self {
+        VecReader { has_events: !events.is_empty(), events, ..VecReader::new(requests) }
     }
 }
 
 impl TraceReader for VecReader {
     fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
         Ok(self.requests.next())
+    }
+    fn take_events(&mut self, out: &mut Vec<ProcessEvent>) {
+        out.append(&mut self.events);
+    }
+    fn carries_events(&self) -> bool {
+        self.has_events
     }
     fn path(&self) -> &Path {
         &self.path

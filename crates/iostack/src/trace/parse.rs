@@ -331,6 +331,17 @@ pub trait LineParser: Send {
         None
     }
 
+    /// The process event of the line `parse` just took without a request (formats that carry
+    /// process events; its `before` is filled in by the reader).
+    fn take_event(&mut self) -> Option<super::ProcessEvent> {
+        None
+    }
+
+    /// Whether the trace can carry process events (known once its header was read).
+    fn carries_events(&self) -> bool {
+        false
+    }
+
     /// Whether the parser has a [`LineParser::parse_plain`] fast path. A parser that has one
     /// never owes [`LineParser::pending`] requests.
     const PLAIN_FAST_PATH: bool = false;
@@ -355,18 +366,24 @@ pub struct TextReader<P: LineParser> {
     skip_invalid: bool,
     skipped: u64,
     done: bool,
+    /// Requests handed out, and the process events read (placed after that many requests).
+    returned: u64,
+    events: Vec<super::ProcessEvent>,
 }
 
 impl<P: LineParser> TextReader<P> {
     pub fn new(source: Source, parser: P, skip_invalid: bool) -> Self {
-        TextReader { source, parser, line_no: 0, skip_invalid, skipped: 0, done: false }
+        TextReader { source, parser, line_no: 0, skip_invalid, skipped: 0, done: false, returned: 0, events: Vec::new() }
     }
 
     #[inline]
     fn next(&mut self) -> Result<Option<Request>, TraceError> {
         if let Some(r) = self.parser.pending() {
             return match check_request(r) {
-                Ok(r) => Ok(Some(r)),
+                Ok(r) => {
+                    self.returned += 1;
+                    Ok(Some(r))
+                }
                 Err(_) if self.skip_invalid => {
                     self.skipped += 1;
                     self.next()
@@ -397,8 +414,17 @@ impl<P: LineParser> TextReader<P> {
                 continue;
             }
             match checked(self.parser.parse(line, self.line_no)) {
-                Ok(Some(r)) => return Ok(Some(r)),
-                Ok(None) => continue,
+                Ok(Some(r)) => {
+                    self.returned += 1;
+                    return Ok(Some(r));
+                }
+                Ok(None) => {
+                    if let Some(mut e) = self.parser.take_event() {
+                        e.before = self.returned;
+                        self.events.push(e);
+                    }
+                    continue;
+                }
                 Err(e) => {
                     if self.skip_invalid {
                         self.skipped += 1;
@@ -446,6 +472,7 @@ impl<P: LineParser> TraceReader for TextReader<P> {
                 }
                 self.source.consume(used);
                 self.line_no += (n - start) as u64;
+                self.returned += (n - start) as u64;
                 if n == max {
                     break;
                 }
@@ -463,6 +490,14 @@ impl<P: LineParser> TraceReader for TextReader<P> {
 
     fn skipped(&self) -> u64 {
         self.skipped
+    }
+
+    fn take_events(&mut self, out: &mut Vec<super::ProcessEvent>) {
+        out.append(&mut self.events);
+    }
+
+    fn carries_events(&self) -> bool {
+        self.parser.carries_events()
     }
 
     fn path(&self) -> &Path {

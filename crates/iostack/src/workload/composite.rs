@@ -18,7 +18,7 @@
 
 use super::ior::Ior;
 use super::lkr::Lkr;
-use super::streams::{Merged, Placement, Stream};
+use super::streams::{steps, Merged, Placement, ProcStream};
 use super::stride::Stride;
 use super::tac::Tac;
 use super::{Common, GenParams, GeneratorInfo};
@@ -29,17 +29,18 @@ const PARAMS: &[(&str, &str)] = &[
     ("file_size", "bytes per file of TAC, the strided readers and IOR-R (default 1GiB)"),
     ("lkr_files", "files per LKR tree (default 19000)"),
     ("lkr_dirs", "directories per LKR tree (default 1200)"),
+    ("lkr_cat", "LKR's cat: child (a process per file, with fork/wait/exit events) or inline (default child)"),
     ("runs", "times each benchmark runs, TAC:512k-SR:8k-SR:LKR:IOR-R (default 1:1:1:1:1)"),
 ];
 
 pub const AIR: GeneratorInfo = GeneratorInfo {
     name: "air",
     summary: "AIR: TAC, 512k-SR, 8k-SR, LKR, IOR-R in a row, each process with its own files",
-    params: PARAMS.split_at(3).0,
+    params: PARAMS.split_at(4).0,
     common: &["processes", "seed"],
     build: |c, p| {
         let b = Benchmarks::from_params("air", p, c)?;
-        Ok(Box::new(Merged::new("air", b.in_a_row(c.processes))))
+        Ok(Box::new(Merged::with_events("air", b.in_a_row(c.processes))))
     },
 };
 
@@ -60,7 +61,7 @@ pub const AIP: GeneratorInfo = GeneratorInfo {
         if runs.iter().any(|r| !(1..=MAX_RUNS).contains(r)) {
             return Err(ConfigError::new("aip.runs", format!("`{}` is out of range: every benchmark runs 1 to {MAX_RUNS} times", runs.map(|r| r.to_string()).join(":"))));
         }
-        Ok(Box::new(Merged::new("aip", b.in_parallel(c.processes, runs))))
+        Ok(Box::new(Merged::with_events("aip", b.in_parallel(c.processes, runs))))
     },
 };
 
@@ -84,7 +85,8 @@ impl Benchmarks {
             return Err(ConfigError::new(format!("{name}.file_size"), "must be positive"));
         }
         let d = Lkr::default();
-        let lkr = Lkr { files: p.u64_in("lkr_files", d.files, 0, super::lkr::MAX_TREE)?, dirs: p.u64_in("lkr_dirs", d.dirs, 1, super::lkr::MAX_TREE)?, seed: c.seed, ..d };
+        let child_cat = super::lkr::child_cat(p.text("lkr_cat"), &format!("{name}.lkr_cat"))?;
+        let lkr = Lkr { files: p.u64_in("lkr_files", d.files, 0, super::lkr::MAX_TREE)?, dirs: p.u64_in("lkr_dirs", d.dirs, 1, super::lkr::MAX_TREE)?, seed: c.seed, child_cat, ..d };
         if lkr.dirs == 0 {
             return Err(ConfigError::new(format!("{name}.lkr_dirs"), "at least one directory (the root)"));
         }
@@ -101,43 +103,45 @@ impl Benchmarks {
     }
 
     /// Benchmark `b` (in AIR order: TAC, 512k-SR, 8k-SR, LKR, IOR-R), placed from `at`.
-    fn bench(&self, b: usize, processes: u32, at: &mut Placement) -> Vec<Stream> {
-        match b {
+    fn bench(&self, b: usize, processes: u32, at: &mut Placement) -> Vec<ProcStream> {
+        let plain = match b {
             0 => self.tac.streams(processes, at),
             1 => self.sr512.streams(processes, at),
             2 => self.sr8.streams(processes, at),
-            3 => self.lkr.streams(processes, at),
+            3 => return self.lkr.process_streams(processes, at),
             _ => self.ior.streams(processes, at),
-        }
+        };
+        plain.into_iter().map(steps).collect()
     }
 
     /// AIR: process `p` runs the five benchmarks one after another.
-    pub fn in_a_row(&self, processes: u32) -> Vec<Stream> {
+    pub fn in_a_row(&self, processes: u32) -> Vec<ProcStream> {
         let mut at = Placement::default();
-        let mut per_proc: Vec<Vec<Stream>> = (0..processes).map(|_| Vec::new()).collect();
+        let mut per_proc: Vec<Vec<ProcStream>> = (0..processes).map(|_| Vec::new()).collect();
         for b in 0..5 {
             for (p, s) in self.bench(b, processes, &mut at).into_iter().enumerate() {
                 per_proc[p].push(s);
             }
         }
-        per_proc.into_iter().map(|v| Box::new(v.into_iter().flatten()) as Stream).collect()
+        per_proc.into_iter().map(|v| Box::new(v.into_iter().flatten()) as ProcStream).collect()
     }
 
     /// AIP: the benchmarks side by side, benchmark `b`'s process `q` with pid `1 + b·processes + q`,
     /// each benchmark run `runs[b]` times over the same files.
-    pub fn in_parallel(&self, processes: u32, runs: [u32; 5]) -> Vec<Stream> {
+    pub fn in_parallel(&self, processes: u32, runs: [u32; 5]) -> Vec<ProcStream> {
         let mut at = Placement::default();
         let mut out = Vec::new();
         for (b, &n) in runs.iter().enumerate() {
             let start = Placement { pid: 1 + b as u32 * processes, ..at };
-            let mut per_proc: Vec<Vec<Stream>> = (0..processes).map(|_| Vec::new()).collect();
+            let mut per_proc: Vec<Vec<ProcStream>> = (0..processes).map(|_| Vec::new()).collect();
             for _ in 0..n {
-                at = start;
+                // A relaunch reads the same files; its children get new pids.
+                at = Placement { child_pid: at.child_pid, ..start };
                 for (q, s) in self.bench(b, processes, &mut at).into_iter().enumerate() {
                     per_proc[q].push(s);
                 }
             }
-            out.extend(per_proc.into_iter().map(|v| Box::new(v.into_iter().flatten()) as Stream));
+            out.extend(per_proc.into_iter().map(|v| Box::new(v.into_iter().flatten()) as ProcStream));
         }
         out
     }
@@ -156,7 +160,7 @@ mod tests {
     #[test]
     fn air_runs_the_five_in_order_per_process() {
         let b = small();
-        let v = read_all(&mut Merged::new("air", b.in_a_row(2))).unwrap();
+        let v = read_all(&mut Merged::with_events("air", b.in_a_row(2))).unwrap();
         let per = |pid| v.iter().filter(|r| r.pid == pid).cloned().collect::<Vec<_>>();
         let one = per(1);
         let n = [1024 / 2, Stride { file_size: 4 << 20, ..Stride::sr512k() }.count() as usize, Stride { file_size: 4 << 20, ..Stride::sr8k() }.count() as usize];
@@ -165,7 +169,10 @@ mod tests {
         assert_eq!(one[n[0]].length, 4096);
         assert!(one[one.len() - 64..].windows(2).all(|w| w[1].offset == w[0].offset + 65536));
         assert_eq!(one.len(), per(2).len());
-        assert!(v.iter().all(|r| r.pid == 1 || r.pid == 2));
+        // LKR's cats are child processes: 50 files per copy, each its own pid.
+        let children: std::collections::BTreeSet<u32> = v.iter().map(|r| r.pid).filter(|&p| p >= super::super::streams::CHILD_PID_BASE).collect();
+        assert_eq!(children.len(), 2 * 50);
+        assert!(v.iter().all(|r| r.pid == 1 || r.pid == 2 || children.contains(&r.pid)));
         // No file is read by both processes.
         let files = |r: &[crate::trace::Request]| r.iter().filter_map(|q| q.file.map(|f| f.id)).collect::<std::collections::HashSet<_>>();
         assert!(files(&one).is_disjoint(&files(&per(2))));
@@ -174,9 +181,12 @@ mod tests {
     #[test]
     fn aip_runs_benchmarks_side_by_side_and_relaunches() {
         let b = small();
-        let v = read_all(&mut Merged::new("aip", b.in_parallel(2, [1, 1, 1, 1, 3]))).unwrap();
-        let pids: std::collections::BTreeSet<u32> = v.iter().map(|r| r.pid).collect();
+        let v = read_all(&mut Merged::with_events("aip", b.in_parallel(2, [1, 1, 1, 1, 3]))).unwrap();
+        let base = super::super::streams::CHILD_PID_BASE;
+        let pids: std::collections::BTreeSet<u32> = v.iter().map(|r| r.pid).filter(|&p| p < base).collect();
         assert_eq!(pids.into_iter().collect::<Vec<_>>(), (1..=10).collect::<Vec<_>>());
+        // LKR's cats: one child per file of each copy.
+        assert_eq!(v.iter().map(|r| r.pid).filter(|&p| p >= base).collect::<std::collections::BTreeSet<_>>().len(), 2 * 50);
         // IOR's processes (pids 9, 10) read their file three times; TAC's once.
         assert_eq!(v.iter().filter(|r| r.pid == 9).count(), 3 * 64);
         assert_eq!(v.iter().filter(|r| r.pid == 1).count(), 512);

@@ -17,20 +17,24 @@
 //! copy starts in a fresh group and moves to the next group when the current one runs out of
 //! inodes or data blocks; copies follow one another.
 //!
-//! The reads, per copy (its own pid): for each directory, its inode-table block and its directory
-//! blocks (raw metadata reads); for each file, the inode-table block of its inode, then the file in
-//! `read`-byte reads. In the paper each `cat` is a child process of `find`; the trace format has no
-//! process events, so here `find` and its `cat`s are one pid that does them one after another (what
-//! `find` waiting for each child amounts to, and the paper's single-process variant of l.344).
+//! The reads, per copy: `find` (the copy's pid) reads, for each directory, its inode-table block
+//! and its directory blocks (raw metadata reads); for each file it forks a `cat` and waits for it
+//! (`-exec ... \;`), and the `cat` (a new pid, from [`super::streams::CHILD_PID_BASE`] on) reads the inode-table
+//! block of the file's inode as it opens the file, then the file in `read`-byte reads, and exits.
+//! The trace carries the processes' `fork`, `wait` and `exit` events (see `docs/formats.md`), which
+//! is what the KDSim virtual disk's rule R4 needs (paper l.106) and what makes the timed replay
+//! start each `cat` when `find` gets to it and hold `find` until it exits. With `cat=inline` one
+//! pid does all the reads and there are no events: the paper's single-process variant, `cat`
+//! integrated into `find` (l.344).
 
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, LogNormal};
 use rand_pcg::Pcg64Mcg;
 
-use super::streams::{metadata_read, FileMap, Merged, Placement, Stream, BLOCK};
+use super::streams::{metadata_read, FileMap, Merged, Placement, ProcStream, Step, Stream, BLOCK};
 use super::{GenParams, GeneratorInfo};
 use crate::error::ConfigError;
-use crate::trace::Request;
+use crate::trace::ProcessEventKind;
 
 pub const INFO: GeneratorInfo = GeneratorInfo {
     name: "lkr",
@@ -42,14 +46,25 @@ pub const INFO: GeneratorInfo = GeneratorInfo {
         ("sigma", "log-normal shape of file sizes (default 1.25)"),
         ("read", "bytes per cat read (default 4KiB)"),
         ("inodes_per_group", "inodes per block group of 32768 blocks (default 16384)"),
+        ("cat", "child: find forks a cat per file and waits for it (fork/wait/exit events); inline: one process (default child)"),
     ],
     common: &["processes", "seed"],
     build: |c, p| {
         let l = Lkr::from_params(p, c.seed)?;
         l.check_size(c.processes, "lkr.files")?;
-        Ok(Box::new(Merged::new("lkr", l.streams(c.processes, &mut Placement::default()))))
+        Ok(Box::new(Merged::with_events("lkr", l.process_streams(c.processes, &mut Placement::default()))))
     },
 };
+
+/// The `cat` parameter (`lkr`'s `cat`, `air`/`aip`'s `lkr_cat`): `child` (the default) or
+/// `inline`, as [`Lkr::child_cat`].
+pub fn child_cat(value: Option<String>, key: &str) -> Result<bool, ConfigError> {
+    match value.as_deref().map(str::trim) {
+        None | Some("child") => Ok(true),
+        Some("inline") => Ok(false),
+        Some(other) => Err(ConfigError::new(key, format!("`{other}` is not child or inline"))),
+    }
+}
 
 /// Blocks per ext3 block group (4 KiB blocks).
 pub const GROUP_BLOCKS: u64 = 32_768;
@@ -68,11 +83,13 @@ pub struct Lkr {
     pub read: u64,
     pub inodes_per_group: u64,
     pub seed: u64,
+    /// Each file read by a child process of `find` (`false`: by `find` itself).
+    pub child_cat: bool,
 }
 
 impl Default for Lkr {
     fn default() -> Self {
-        Lkr { files: 19_000, dirs: 1_200, median_size: 6 << 10, sigma: 1.25, read: BLOCK, inodes_per_group: 16_384, seed: 0 }
+        Lkr { files: 19_000, dirs: 1_200, median_size: 6 << 10, sigma: 1.25, read: BLOCK, inodes_per_group: 16_384, seed: 0, child_cat: true }
     }
 }
 
@@ -141,6 +158,7 @@ impl Lkr {
             read: p.bytes_in("read", d.read, super::MIN_READ, super::MAX_READ)?,
             inodes_per_group: p.u64_in("inodes_per_group", d.inodes_per_group, 32, 1 << 18)?,
             seed,
+            child_cat: child_cat(p.text("cat"), "lkr.cat")?,
         };
         if l.dirs == 0 || l.dirs > u32::MAX as u64 || l.files > u32::MAX as u64 {
             return Err(ConfigError::new("lkr.dirs", "at least one directory (the root), and fewer than 2^32 directories and files"));
@@ -172,26 +190,44 @@ impl Lkr {
         Tree { subdirs, files, sizes }
     }
 
-    /// One copy's reads, in `find` order, its blocks allocated from `groups`.
-    fn copy(&self, tree: &Tree, groups: &mut Groups, file_id: u64, pid: u32) -> Vec<Request> {
+    /// One copy's reads, in `find` order, its blocks allocated from `groups`; with
+    /// `children`, each file is read by a new child process of `pid` (the next pid of
+    /// `children`), forked and waited for.
+    fn copy(&self, tree: &Tree, groups: &mut Groups, file_id: u64, pid: u32, mut children: Option<&mut u32>) -> Vec<Step> {
         let mut out = Vec::new();
         let mut stack = vec![0u32];
+        let mut reqs = Vec::new();
         while let Some(d) = stack.pop() {
             let d = d as usize;
             let entries = (tree.subdirs[d].len() + tree.files[d].len() + 2) as u64;
             let dir_blocks = (entries * DIRENT_BYTES).div_ceil(BLOCK);
             let (inode, data) = groups.alloc(dir_blocks);
-            out.push(metadata_read(inode, pid));
-            out.extend((0..dir_blocks).map(|b| metadata_read(data + b, pid)));
+            out.push(Step::Io(metadata_read(inode, pid)));
+            out.extend((0..dir_blocks).map(|b| Step::Io(metadata_read(data + b, pid))));
             for &f in &tree.files[d] {
+                let cat = match children.as_deref_mut() {
+                    Some(next) => {
+                        let c = *next;
+                        *next += 1;
+                        out.push(Step::event(ProcessEventKind::Fork, c, pid));
+                        out.push(Step::event(ProcessEventKind::Wait, c, pid));
+                        c
+                    }
+                    None => pid,
+                };
                 let bytes = tree.sizes[f as usize];
                 let (inode, data) = groups.alloc(bytes.div_ceil(BLOCK));
-                out.push(metadata_read(inode, pid));
+                reqs.clear();
+                reqs.push(metadata_read(inode, cat));
                 let map = FileMap::contiguous(file_id + f as u64, bytes, data);
                 let mut off = 0;
                 while off < bytes {
-                    map.read(off, self.read, pid, &mut out);
+                    map.read(off, self.read, cat, &mut reqs);
                     off += self.read;
+                }
+                out.extend(reqs.iter().map(|&r| Step::Io(r)));
+                if cat != pid {
+                    out.push(Step::event(ProcessEventKind::Exit, cat, pid));
                 }
             }
             // Depth first, subdirectories in creation order.
@@ -212,24 +248,41 @@ impl Lkr {
     }
 
     /// One `find | cat` per process over its own copy, copies placed from `at` (which moves past
-    /// them).
-    pub fn streams(&self, processes: u32, at: &mut Placement) -> Vec<Stream> {
+    /// them), the `cat`s child processes with their events when [`Lkr::child_cat`] is set (their
+    /// pids from `at.child_pid` on, which moves past them).
+    pub fn process_streams(&self, processes: u32, at: &mut Placement) -> Vec<ProcStream> {
         let tree = self.tree();
         let mut streams = Vec::new();
         for p in 0..processes {
             let mut groups = Groups::new(at.block, self.inodes_per_group);
-            let reqs = self.copy(&tree, &mut groups, at.file_id, at.pid + p);
+            let children = self.child_cat.then_some(&mut at.child_pid);
+            let steps = self.copy(&tree, &mut groups, at.file_id, at.pid + p, children);
             at.block = groups.end();
             at.file_id += self.files;
-            streams.push(Box::new(reqs.into_iter()) as Stream);
+            streams.push(Box::new(steps.into_iter()) as ProcStream);
         }
         streams
+    }
+
+    /// [`Lkr::process_streams`] with `cat` integrated into `find` (one pid per copy, no
+    /// events), whatever [`Lkr::child_cat`] says.
+    pub fn streams(&self, processes: u32, at: &mut Placement) -> Vec<Stream> {
+        let inline = Lkr { child_cat: false, ..*self };
+        inline
+            .process_streams(processes, at)
+            .into_iter()
+            .map(|s| Box::new(s.filter_map(|s| match s {
+                Step::Io(r) => Some(r),
+                Step::Event(_) => None,
+            })) as Stream)
+            .collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::Request;
 
     #[test]
     fn tree_layout_and_reads() {

@@ -8,11 +8,15 @@
 //! and starts a process when the trace reader first reaches it, so every process's first request
 //! is near the start of the trace and all processes start at once, as the paper's parallel runs
 //! do. Requests carry time 0 (no think time) and their file, so per-file readahead sees files.
+//!
+//! A stream may also carry process events ([`Step::Event`]): a stream is a sequence of processes
+//! that run one after another (LKR's `find` and the `cat` it forks and waits for); the events
+//! come out of [`Merged`] in place, before the stream's next request.
 
 use std::path::{Path, PathBuf};
 
 use crate::error::TraceError;
-use crate::trace::{FileRef, Op, Request, TraceReader};
+use crate::trace::{FileRef, Op, ProcessEvent, ProcessEventKind, Request, TraceReader};
 
 /// Bytes per file-system block.
 pub const BLOCK: u64 = 4096;
@@ -72,22 +76,60 @@ impl FileMap {
 /// One process's requests, in issue order.
 pub type Stream = Box<dyn Iterator<Item = Request> + Send>;
 
+/// A request or a process event of a [`ProcStream`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Io(Request),
+    /// An event; its `before` is filled in by [`Merged`].
+    Event(ProcessEvent),
+}
+
+impl Step {
+    /// A process event with no time.
+    pub fn event(kind: ProcessEventKind, pid: u32, ppid: u32) -> Step {
+        Step::Event(ProcessEvent { before: 0, time_ns: 0, kind, pid, ppid })
+    }
+}
+
+/// Requests and process events of processes that run one after another, in issue order.
+pub type ProcStream = Box<dyn Iterator<Item = Step> + Send>;
+
+/// A stream of requests as a [`ProcStream`].
+pub fn steps(s: Stream) -> ProcStream {
+    Box::new(s.map(Step::Io))
+}
+
+/// The pid of the first child process a generator forks (LKR's `cat`s): above every pid the
+/// generators give their own processes (at most 5 × 2^16), so that children never take one.
+pub const CHILD_PID_BASE: u32 = 1 << 20;
+
 /// A raw (no file) 4 KiB read of disk block `block`: metadata such as inode-table and directory
 /// blocks.
 pub fn metadata_read(block: u64, pid: u32) -> Request {
     Request { time_ns: 0, offset: block * BLOCK, length: BLOCK, pid, device: 0, op: Op::Read, file: None }
 }
 
-/// Per-process streams read as one trace, one request of each live stream in turn.
+/// Per-process streams read as one trace, one request of each live stream in turn (a stream's
+/// process events come out in place and take no turn).
 pub struct Merged {
-    streams: Vec<Stream>,
+    streams: Vec<ProcStream>,
     turn: usize,
     path: PathBuf,
+    /// Requests handed out, and events met, not yet taken.
+    returned: u64,
+    events: Vec<ProcessEvent>,
+    /// Whether the streams may carry events.
+    has_events: bool,
 }
 
 impl Merged {
     pub fn new(name: &str, streams: Vec<Stream>) -> Merged {
-        Merged { streams, turn: 0, path: PathBuf::from(format!("<{name} workload>")) }
+        Merged { has_events: false, ..Merged::with_events(name, streams.into_iter().map(steps).collect()) }
+    }
+
+    /// Streams that may carry process events.
+    pub fn with_events(name: &str, streams: Vec<ProcStream>) -> Merged {
+        Merged { streams, turn: 0, path: PathBuf::from(format!("<{name} workload>")), returned: 0, events: Vec::new(), has_events: true }
     }
 }
 
@@ -98,9 +140,14 @@ impl TraceReader for Merged {
                 self.turn = 0;
             }
             match self.streams[self.turn].next() {
-                Some(r) => {
+                Some(Step::Io(r)) => {
                     self.turn += 1;
+                    self.returned += 1;
                     return Ok(Some(r));
+                }
+                Some(Step::Event(mut e)) => {
+                    e.before = self.returned;
+                    self.events.push(e);
                 }
                 None => {
                     // Finished: drop it; the next stream takes its turn.
@@ -109,6 +156,14 @@ impl TraceReader for Merged {
             }
         }
         Ok(None)
+    }
+
+    fn take_events(&mut self, out: &mut Vec<ProcessEvent>) {
+        out.append(&mut self.events);
+    }
+
+    fn carries_events(&self) -> bool {
+        self.has_events
     }
 
     fn path(&self) -> &Path {
@@ -126,6 +181,8 @@ pub struct Placement {
     pub file_id: u64,
     /// The pid of process 0; process `p` is `pid + p`.
     pub pid: u32,
+    /// The pid of the next child process a benchmark forks.
+    pub child_pid: u32,
 }
 
 impl Placement {
@@ -142,7 +199,7 @@ impl Placement {
 
 impl Default for Placement {
     fn default() -> Self {
-        Placement { block: 0, file_id: 1, pid: 1 }
+        Placement { block: 0, file_id: 1, pid: 1, child_pid: CHILD_PID_BASE }
     }
 }
 

@@ -10,7 +10,17 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     #[inline(always)]
     pub(super) fn next_request(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<Option<Request>> {
         if self.batch_pos == self.batch.len() && !self.refill(reader)? {
+            if self.proc_events.is_some() {
+                self.place_events(u64::MAX);
+            }
             return Ok(None);
+        }
+        if let Some(pe) = &self.proc_events {
+            // Requests taken before this one.
+            let at = self.order.read - (self.batch.len() - self.batch_pos) as u64;
+            if pe.due(at) {
+                self.place_events(at);
+            }
         }
         let mut r = self.batch[self.batch_pos];
         self.batch_pos += 1;
@@ -50,7 +60,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             // The look-ahead stopped at the end of the last batch: it goes on in this one.
             self.push(self.now, Kind::Discover, 0);
         }
-        if reader.read_batch(&mut self.batch, INPUT_BATCH)? == 0 {
+        let n = reader.read_batch(&mut self.batch, INPUT_BATCH)?;
+        self.take_proc_events(reader);
+        if n == 0 {
             self.input_done = true;
             self.skipped = reader.skipped();
             return Ok(false);
@@ -100,6 +112,11 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if self.last_proc.0 == pid && !self.procs.is_empty() {
             return self.last_proc.1;
         }
+        self.index_of_pid(pid)
+    }
+
+    /// The index of process `pid`, created if new.
+    pub(super) fn index_of_pid(&mut self, pid: u32) -> u32 {
         let i = match self.proc_of.get(&pid) {
             Some(&i) => i,
             None => {
@@ -194,7 +211,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let proc = &mut self.procs[p as usize];
         let first = !proc.started && proc.queue.is_empty();
         proc.queue.push_back(r);
-        if first {
+        if first && !proc.unborn {
             if self.now > r.time_ns.saturating_add(LATE_START_NS).max(r.time_ns.saturating_mul(2)) {
                 self.late_start(p, r.time_ns);
             }
@@ -226,16 +243,27 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let next = match self.procs[p as usize].queue.pop_front() {
             Some(r) => r,
             None => {
-                let Some(r) = self.next_request(reader)? else { return Ok(None) };
-                let q = self.proc_index(&r);
-                if q == p {
-                    r
-                } else {
-                    self.enqueue(q, r);
-                    self.fill(reader, Some(p))?;
-                    match self.procs[p as usize].queue.pop_front() {
-                        Some(r) => r,
-                        None => return Ok(None),
+                let got = match self.next_request(reader)? {
+                    Some(r) => {
+                        let q = self.proc_index(&r);
+                        if q == p && self.procs[p as usize].queue.is_empty() {
+                            Some(r)
+                        } else {
+                            self.enqueue(q, r);
+                            self.fill(reader, Some(p))?;
+                            self.procs[p as usize].queue.pop_front()
+                        }
+                    }
+                    // The end of the trace may have placed an event of p's.
+                    None => self.procs[p as usize].queue.pop_front(),
+                };
+                match got {
+                    Some(r) => r,
+                    None => {
+                        if self.proc_events.is_some() {
+                            self.proc_ended(p);
+                        }
+                        return Ok(None);
                     }
                 }
             }
@@ -258,21 +286,28 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     /// itself for as long as no other event comes first (see `next_issue_inline`); otherwise
     /// each gets an issue event.
     pub(super) fn continue_ready(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<()> {
-        while let [p] = self.ready[..] {
-            match self.next_issue_inline(reader, p)? {
-                Some(r) => self.start_request(p, r),
-                None => return Ok(()),
+        loop {
+            while let [p] = self.ready[..] {
+                match self.next_issue_inline(reader, p)? {
+                    Some(r) => self.start_request(p, r),
+                    None => break,
+                }
             }
-        }
-        if !self.ready.is_empty() {
+            if self.ready.is_empty() {
+                return Ok(());
+            }
             let mut ready = std::mem::take(&mut self.ready);
             for &p in &ready {
                 self.fill(reader, Some(p))?;
                 self.continue_proc(p);
             }
             ready.clear();
-            self.ready = ready;
+            // Processes a process event woke (a child's exit) go on too.
+            let woken = std::mem::replace(&mut self.ready, ready);
+            if woken.is_empty() {
+                return Ok(());
+            }
+            self.ready.extend_from_slice(&woken);
         }
-        Ok(())
     }
 }

@@ -21,6 +21,7 @@ use crate::trace::{Op, PageSize, Request};
 mod block_layer;
 mod input;
 mod page_cache;
+mod proc_events;
 
 /// Requests read from the trace at a time.
 const INPUT_BATCH: usize = 4096;
@@ -92,6 +93,8 @@ struct Proc {
     response_max: u64,
     /// Requests the device completed for this process (by [`IoRequest::pid`]).
     device: ProcDevice,
+    /// Forked in the trace, and its parent has not got to the fork yet: it waits.
+    unborn: bool,
 }
 
 /// A process's share of the device: the requests dispatched on its behalf, their blocks, and
@@ -368,6 +371,8 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     pub(crate) skipped: u64,
     /// What the replay noticed about the trace's order, for the report's warnings.
     pub(crate) order: OrderChecks,
+    /// The trace's process events, when it has any.
+    proc_events: Option<Box<proc_events::ProcEvents>>,
 }
 
 /// Two signs that a trace does not interleave its processes the way it means to (a generator
@@ -497,6 +502,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             ahead_waits: false,
             skipped: 0,
             order: OrderChecks::default(),
+            proc_events: None,
         }
     }
 
@@ -679,6 +685,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             if st.flags & DIRTY != 0 {
                 self.c.cache.dirty_at_end += 1;
             }
+        }
+        if let Some(msg) = self.proc_events_error() {
+            return Err(crate::error::Error::Io(std::io::Error::other(msg)));
         }
         let waiting = self.pending.len() - self.pending_free.len();
         if waiting > 0 {

@@ -9,6 +9,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     #[inline(always)]
     pub(super) fn start_request(&mut self, p: u32, r: Request) {
+        if r.length == proc_events::EVENT_LEN {
+            return self.run_proc_event(p, r);
+        }
         if self.series.is_some() {
             self.series_issue();
         }
@@ -496,7 +499,12 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     /// Closed loop: process `p` completed a request; issue its next one after the think time.
     pub(super) fn continue_proc(&mut self, p: u32) {
-        let Some(next) = self.procs[p as usize].queue.front() else { return };
+        let Some(next) = self.procs[p as usize].queue.front() else {
+            if self.proc_events.is_some() {
+                self.proc_ended(p);
+            }
+            return;
+        };
         let think = self.think_before(p, next);
         self.push(self.now + think, Kind::Issue, p);
     }
