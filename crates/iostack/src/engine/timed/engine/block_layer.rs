@@ -348,8 +348,10 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     }
 
     /// Every block in `r`'s range is complete: reads end their flight (a block evicted in
-    /// flight is now simply not cached), and the references waiting for them wake.
-    #[inline]
+    /// flight is now simply not cached), and the references waiting for them wake. Inlined
+    /// into the device completion, which every device request passes (the stage's serve event
+    /// is the other caller).
+    #[inline(always)]
     pub(super) fn complete_blocks(&mut self, r: &IoRequest) {
         let write = r.op.is_write();
         for b in r.block..r.end() {

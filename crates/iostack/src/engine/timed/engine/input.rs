@@ -95,11 +95,20 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
     }
 
+    /// The index of the process `r` is for, which it creates when it meets it first. Traces
+    /// come in runs of one process: the last one looked up is checked inline, the map only out
+    /// of line.
+    #[inline(always)]
     pub(super) fn proc_index(&mut self, r: &Request) -> u32 {
         let pid = self.pid_of(r);
         if self.last_proc.0 == pid && !self.procs.is_empty() {
             return self.last_proc.1;
         }
+        self.proc_index_lookup(pid)
+    }
+
+    #[inline(never)]
+    pub(super) fn proc_index_lookup(&mut self, pid: u32) -> u32 {
         let i = match self.proc_of.get(&pid) {
             Some(&i) => i,
             None => {
