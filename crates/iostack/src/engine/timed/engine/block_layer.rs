@@ -167,7 +167,11 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     #[inline(never)]
     pub(super) fn dispatch_to_device(&mut self, l: usize) {
-        while self.lanes[l].in_device < self.s.queue_depth {
+        // The lane's count of requests in the device, kept here while dispatching (nothing
+        // called below reads it).
+        let depth = self.s.queue_depth;
+        let mut in_device = self.lanes[l].in_device;
+        while in_device < depth {
             let lane = &mut self.lanes[l];
             let Some(r) = lane.sched.dispatch(self.now) else { break };
             lane.sched_counts.requests_out += 1;
@@ -202,12 +206,13 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 stage.dispatched(&r, &service, self.now);
             }
             let slot = slab_put(&mut self.in_device, &mut self.in_device_free, Some((r, service, self.now)));
-            self.lanes[l].in_device += 1;
+            in_device += 1;
             self.push(service.finish_ns.max(self.now), Kind::Done, slot);
         }
         let lane = &mut self.lanes[l];
+        lane.in_device = in_device;
         lane.holds = lane.sched.queued() > 0;
-        if lane.holds && lane.in_device < self.s.queue_depth {
+        if lane.holds && in_device < depth {
             if let Some(t) = lane.sched.wake_at() {
                 if lane.wake_armed.map_or(true, |a| a > t) {
                     lane.wake_armed = Some(t);

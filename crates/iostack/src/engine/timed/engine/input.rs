@@ -65,19 +65,22 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 return Err(self.unmapped_device(&r));
             }
         }
+        // The running maximum in a local and the count added once: one compare per request.
         let t0 = self.t0.unwrap_or(self.batch[0].time_ns);
         let o = &mut self.order;
-        for r in &self.batch {
-            o.read += 1;
-            if r.time_ns < o.max_raw_ns {
+        let mut max_raw = o.max_raw_ns;
+        for (i, r) in self.batch.iter().enumerate() {
+            if r.time_ns < max_raw {
                 o.backwards += 1;
                 if o.first_backwards.is_none() {
-                    o.first_backwards = Some((o.read, r.pid, r.time_ns.saturating_sub(t0), o.max_raw_ns - t0));
+                    o.first_backwards = Some((o.read + i as u64 + 1, r.pid, r.time_ns.saturating_sub(t0), max_raw - t0));
                 }
             } else {
-                o.max_raw_ns = r.time_ns;
+                max_raw = r.time_ns;
             }
         }
+        o.max_raw_ns = max_raw;
+        o.read += self.batch.len() as u64;
         // The key of each request's first block, for the memory hints above.
         let pages = self.pages;
         self.batch_keys.clear();
@@ -171,10 +174,16 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             // Most requests are due ones of the process last met: skip them in one tight scan.
             let known = self.last_proc.0;
             let rest = &self.batch[start..];
+            // (The choice of process key is made once, outside the scan.)
             let n = if self.last_trace_ns > self.now {
                 0
             } else {
-                rest.iter().position(|r| r.time_ns > due_raw || self.pid_of(r) != known).unwrap_or(rest.len())
+                let other = match self.s.processes {
+                    Processes::Trace => rest.iter().position(|r| r.time_ns > due_raw || r.pid != known),
+                    Processes::One => rest.iter().position(|r| r.time_ns > due_raw),
+                    Processes::Device => rest.iter().position(|r| r.time_ns > due_raw || r.device != known),
+                };
+                other.unwrap_or(rest.len())
             };
             let j = start + n;
             self.ahead_pos = j;

@@ -170,6 +170,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     }
 
     /// The slot of the request being started, taken on its first wait; counts one more wait.
+    #[inline]
     pub(super) fn wait_on_current(&mut self) -> u32 {
         if self.cur_slot == NIL {
             self.cur_slot = slab_put(&mut self.pending, &mut self.pending_free, self.cur);
@@ -265,6 +266,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     }
 
     /// Issues one prefetch: its blocks that are neither cached nor in flight.
+    #[inline]
     pub(super) fn prefetch(&mut self, f: &Fetch, demand_key: Key, demand_fetched_now: bool, pid: u32) {
         let set = self.next_set;
         self.next_set = self.next_set.wrapping_add(1);
