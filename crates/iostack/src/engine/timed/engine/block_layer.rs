@@ -205,7 +205,10 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             if let Some(stage) = self.stage.as_mut() {
                 stage.dispatched(&r, &service, self.now);
             }
-            let slot = slab_put(&mut self.in_device, &mut self.in_device_free, Some((r, service, self.now)));
+            let slot = slab_put(&mut self.in_device, &mut self.in_device_free, Some(r));
+            if self.keep_service {
+                self.keep_service_of(slot, service);
+            }
             in_device += 1;
             self.push(service.finish_ns.max(self.now), Kind::Done, slot);
         }
@@ -220,6 +223,17 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 }
             }
         }
+    }
+
+    /// Keeps the service of the request in device slot `slot`, dispatched now.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn keep_service_of(&mut self, slot: u32, service: Service) {
+        let i = slot as usize;
+        if self.in_device_service.len() <= i {
+            self.in_device_service.resize(i + 1, (service, 0));
+        }
+        self.in_device_service[i] = (service, self.now);
     }
 
     /// Accounts a request that reached the device.
@@ -250,7 +264,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     /// A dispatched request completed: every block in its range is done.
     pub(super) fn device_done(&mut self, slot: u32) {
-        let (r, service, dispatch_ns) = self.in_device[slot as usize].take().expect("request in the device");
+        let r = self.in_device[slot as usize].take().expect("request in the device");
+        // Its service and dispatch time, read before the slot is freed (kept when needed).
+        let kept = if self.keep_service { Some(self.in_device_service[slot as usize]) } else { None };
         self.c.end_ns = self.now;
         let q2c = self.now - r.arrival_ns;
         let [read, write, demand] = &mut self.c.device_response;
@@ -263,6 +279,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             }
         }
         if self.latency_log.is_some() {
+            let (service, dispatch_ns) = kept.expect("service kept for the latency log");
             self.log_latency(&r, &service, dispatch_ns);
         }
         self.in_device_free.push(slot);
@@ -273,6 +290,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         self.charge_process(&r);
         self.complete_blocks(&r);
         if let Some(stage) = self.stage.as_mut() {
+            let (service, _) = kept.expect("service kept for the stage");
             let mut out = std::mem::take(&mut self.stage_out);
             stage.completed(&r, &service, self.now, &mut out);
             self.apply_stage(&mut out);

@@ -39,7 +39,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         self.cur = Pending { proc: p, issue_ns: self.now, outstanding: 0, write };
         debug_assert_eq!(self.cur_slot, NIL);
         let tracked = self.tracking.is_some();
-        let hits_before = self.c.cache.hits;
+        let hits_before = if tracked { self.c.cache.hits } else { 0 };
         if tracked {
             self.track_request(&r, pid);
         }
