@@ -236,7 +236,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     /// event due at or before it), which is what most completions lead to; the event order, and so
     /// every result, is the same as going through the queue. Returns the request to issue, or
     /// `None` when the issue was left to the queue (or `p` has no more requests). Inlined into
-    /// its one caller: the request it returns is not copied through memory.
+    /// its one caller (the request it returns is still copied on its way to `start_request`).
     #[inline(always)]
     pub(super) fn next_issue_inline(&mut self, reader: &mut dyn crate::trace::TraceReader, p: u32) -> InputResult<Option<Request>> {
         debug_assert_eq!(self.ready, [p]);
