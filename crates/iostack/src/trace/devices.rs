@@ -118,6 +118,15 @@ pub struct DenseDevices<R> {
     byte_limit: Option<u64>,
 }
 
+/// Whether `r`'s last byte lies below `byte_limit` (`None`: no limit).
+#[inline(always)]
+fn fits_below(byte_limit: Option<u64>, r: &Request) -> bool {
+    match byte_limit {
+        Some(limit) => r.offset.saturating_add(r.length.max(1) - 1) < limit,
+        None => true,
+    }
+}
+
 impl<R: TraceReader> DenseDevices<R> {
     pub fn new(inner: R, table: &DeviceTable, space: KeySpace) -> Self {
         let several = table.len() > 1;
@@ -133,11 +142,7 @@ impl<R: TraceReader> DenseDevices<R> {
     #[inline(always)]
     fn number(&mut self, r: &mut Request, n: u64) -> Result<(), TraceError> {
         if let (Some((id, d)), KeySpace::Blocks(_)) = (self.last, self.space) {
-            let fits = match self.byte_limit {
-                Some(limit) => r.offset.saturating_add(r.length.max(1) - 1) < limit,
-                None => true,
-            };
-            if id == r.device && fits {
+            if id == r.device && fits_below(self.byte_limit, r) {
                 r.device = d;
                 return Ok(());
             }
@@ -215,11 +220,30 @@ impl<R: TraceReader> TraceReader for DenseDevices<R> {
     fn read_batch(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
         let start = buf.len();
         let n = self.inner.read_batch(buf, max)?;
-        for r in &mut buf[start..] {
-            self.seen += 1;
-            let seen = self.seen;
-            self.number(r, seen)?;
+        // `number` on each request, with its common case (the device of the request before,
+        // blocks that fit) as one tight scan over the run of such requests, the state in locals.
+        let seen0 = self.seen;
+        let mut i = start;
+        while i < buf.len() {
+            if let (Some((id, d)), KeySpace::Blocks(_)) = (self.last, self.space) {
+                let limit = self.byte_limit;
+                for r in &mut buf[i..] {
+                    if r.device != id || !fits_below(limit, r) {
+                        break;
+                    }
+                    r.device = d;
+                    i += 1;
+                }
+                if i == buf.len() {
+                    break;
+                }
+            }
+            let seen = seen0 + (i - start) as u64 + 1;
+            self.seen = seen;
+            self.number_any(&mut buf[i], seen)?;
+            i += 1;
         }
+        self.seen = seen0 + (buf.len() - start) as u64;
         Ok(n)
     }
 

@@ -187,7 +187,11 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     #[inline(never)]
     pub(super) fn dispatch_to_device(&mut self, l: usize) {
-        while self.lanes[l].in_device < self.s.queue_depth {
+        // The lane's count of requests in the device, kept here while dispatching (nothing
+        // called below reads it).
+        let depth = self.s.queue_depth;
+        let mut in_device = self.lanes[l].in_device;
+        while in_device < depth {
             let lane = &mut self.lanes[l];
             let Some(r) = lane.sched.dispatch(self.now) else { break };
             lane.sched_counts.requests_out += 1;
@@ -221,13 +225,17 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             if let Some(stage) = self.stage.as_mut() {
                 stage.dispatched(&r, &service, self.now);
             }
-            let slot = slab_put(&mut self.in_device, &mut self.in_device_free, Some((r, service, self.now)));
-            self.lanes[l].in_device += 1;
+            let slot = slab_put(&mut self.in_device, &mut self.in_device_free, Some(r));
+            if self.keep_service {
+                self.keep_service_of(slot, service);
+            }
+            in_device += 1;
             self.push(service.finish_ns.max(self.now), Kind::Done, slot);
         }
         let lane = &mut self.lanes[l];
+        lane.in_device = in_device;
         lane.holds = lane.sched.queued() > 0;
-        if lane.holds && lane.in_device < self.s.queue_depth {
+        if lane.holds && in_device < depth {
             if let Some(t) = lane.sched.wake_at() {
                 if lane.wake_armed.map_or(true, |a| a > t) {
                     lane.wake_armed = Some(t);
@@ -235,6 +243,17 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 }
             }
         }
+    }
+
+    /// Keeps the service of the request in device slot `slot`, dispatched now.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn keep_service_of(&mut self, slot: u32, service: Service) {
+        let i = slot as usize;
+        if self.in_device_service.len() <= i {
+            self.in_device_service.resize(i + 1, (service, 0));
+        }
+        self.in_device_service[i] = (service, self.now);
     }
 
     /// Accounts a request that reached the device.
@@ -265,7 +284,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     /// A dispatched request completed: every block in its range is done.
     pub(super) fn device_done(&mut self, slot: u32) {
-        let (r, service, dispatch_ns) = self.in_device[slot as usize].take().expect("request in the device");
+        let r = self.in_device[slot as usize].take().expect("request in the device");
+        // Its service and dispatch time, read before the slot is freed (kept when needed).
+        let kept = if self.keep_service { Some(self.in_device_service[slot as usize]) } else { None };
         self.c.end_ns = self.now;
         let q2c = self.now - r.arrival_ns;
         let [read, write, demand] = &mut self.c.device_response;
@@ -278,6 +299,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             }
         }
         if self.latency_log.is_some() {
+            let (service, dispatch_ns) = kept.expect("service kept for the latency log");
             self.log_latency(&r, &service, dispatch_ns);
         }
         self.in_device_free.push(slot);
@@ -288,6 +310,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         self.charge_process(&r);
         if let Some(stage) = self.stage.as_mut() {
             // The stage hears first, so that it can hold blocks for a copy after the read.
+            let (service, _) = kept.expect("service kept for the stage");
             let mut out = std::mem::take(&mut self.stage_out);
             stage.completed(&r, &service, self.now, &mut out);
             if out.hold.is_empty() {
@@ -375,8 +398,10 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     }
 
     /// Every block in `r`'s range is complete: reads end their flight (a block evicted in
-    /// flight is now simply not cached), and the references waiting for them wake.
-    #[inline]
+    /// flight is now simply not cached), and the references waiting for them wake. Inlined
+    /// into the device completion, which every device request passes (the stage's serve event
+    /// is the other caller).
+    #[inline(always)]
     pub(super) fn complete_blocks(&mut self, r: &IoRequest) {
         let write = r.op.is_write();
         for b in r.block..r.end() {

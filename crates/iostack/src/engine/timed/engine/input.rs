@@ -77,19 +77,22 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 return Err(self.unmapped_device(&r));
             }
         }
+        // The running maximum in a local and the count added once: one compare per request.
         let t0 = self.t0.unwrap_or(self.batch[0].time_ns);
         let o = &mut self.order;
-        for r in &self.batch {
-            o.read += 1;
-            if r.time_ns < o.max_raw_ns {
+        let mut max_raw = o.max_raw_ns;
+        for (i, r) in self.batch.iter().enumerate() {
+            if r.time_ns < max_raw {
                 o.backwards += 1;
                 if o.first_backwards.is_none() {
-                    o.first_backwards = Some((o.read, r.pid, r.time_ns.saturating_sub(t0), o.max_raw_ns - t0));
+                    o.first_backwards = Some((o.read + i as u64 + 1, r.pid, r.time_ns.saturating_sub(t0), max_raw - t0));
                 }
             } else {
-                o.max_raw_ns = r.time_ns;
+                max_raw = r.time_ns;
             }
         }
+        o.max_raw_ns = max_raw;
+        o.read += self.batch.len() as u64;
         // The key of each request's first block, for the memory hints above.
         let pages = self.pages;
         self.batch_keys.clear();
@@ -107,6 +110,10 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
     }
 
+    /// The index of the process `r` is for, which it creates when it meets it first. Traces
+    /// come in runs of one process: the last one looked up is checked inline, the map only out
+    /// of line.
+    #[inline(always)]
     pub(super) fn proc_index(&mut self, r: &Request) -> u32 {
         let pid = self.pid_of(r);
         if self.last_proc.0 == pid && !self.procs.is_empty() {
@@ -115,7 +122,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         self.index_of_pid(pid)
     }
 
-    /// The index of process `pid`, created if new.
+    /// The index of process `pid`, created if new (out of line: the common case, the process
+    /// of the request before, is the caller's).
+    #[inline(never)]
     pub(super) fn index_of_pid(&mut self, pid: u32) -> u32 {
         let i = match self.proc_of.get(&pid) {
             Some(&i) => i,
@@ -179,10 +188,16 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             // Most requests are due ones of the process last met: skip them in one tight scan.
             let known = self.last_proc.0;
             let rest = &self.batch[start..];
+            // (The choice of process key is made once, outside the scan.)
             let n = if self.last_trace_ns > self.now {
                 0
             } else {
-                rest.iter().position(|r| r.time_ns > due_raw || self.pid_of(r) != known).unwrap_or(rest.len())
+                let other = match self.s.processes {
+                    Processes::Trace => rest.iter().position(|r| r.time_ns > due_raw || r.pid != known),
+                    Processes::One => rest.iter().position(|r| r.time_ns > due_raw),
+                    Processes::Device => rest.iter().position(|r| r.time_ns > due_raw || r.device != known),
+                };
+                other.unwrap_or(rest.len())
             };
             let j = start + n;
             self.ahead_pos = j;
@@ -234,7 +249,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     /// next request here if the event queue would hand that issue back straight away (no other
     /// event due at or before it), which is what most completions lead to; the event order, and so
     /// every result, is the same as going through the queue. Returns the request to issue, or
-    /// `None` when the issue was left to the queue (or `p` has no more requests).
+    /// `None` when the issue was left to the queue (or `p` has no more requests). Inlined into
+    /// its one caller (the request it returns is still copied on its way to `start_request`).
+    #[inline(always)]
     pub(super) fn next_issue_inline(&mut self, reader: &mut dyn crate::trace::TraceReader, p: u32) -> InputResult<Option<Request>> {
         debug_assert_eq!(self.ready, [p]);
         self.ready.clear();

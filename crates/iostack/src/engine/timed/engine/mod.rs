@@ -323,10 +323,15 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     proc_of: hashbrown::HashMap<u32, u32, rustc_hash::FxBuildHasher>,
     /// The last (pid, process index) looked up: traces come in runs of one process.
     last_proc: (u32, u32),
-    /// Requests in the device, with their service.
-    /// and the time each was dispatched.
-    in_device: Vec<Option<(IoRequest, Service, u64)>>,
+    /// Requests in the device.
+    in_device: Vec<Option<IoRequest>>,
     in_device_free: Vec<u32>,
+    /// The service of each request in the device and the time it was dispatched, by the same
+    /// slots: kept only when something reads them at completion (a block stage, the latency
+    /// log; `keep_service`, set as the run starts), so that the default stack's dispatch stores
+    /// the request alone.
+    in_device_service: Vec<(Service, u64)>,
+    keep_service: bool,
     dirty_fifo: VecDeque<(u64, Key)>,
     flush_armed: bool,
     fetch_buf: Vec<Fetch>,
@@ -473,6 +478,8 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             last_proc: (0, 0),
             in_device: Vec::new(),
             in_device_free: Vec::new(),
+            in_device_service: Vec::new(),
+            keep_service: false,
             dirty_fifo: VecDeque::new(),
             flush_armed: false,
             fetch_buf: Vec::new(),
@@ -619,6 +626,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     // ----- the run -----
 
     pub(crate) fn run(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<()> {
+        self.keep_service = self.stage.is_some() || self.latency_log.is_some();
         match self.s.replay {
             Replay::Closed => {
                 self.fill(reader, None)?;
