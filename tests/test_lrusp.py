@@ -1,5 +1,9 @@
 """LRU-SP with application hints and per-process results from Python."""
 
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -80,3 +84,35 @@ def test_run_with_hints_and_per_process(tmp_path):
     assert again["processes"][0]["block_misses"] == 6208
     with pytest.raises(ValueError, match="pid 7 makes no request"):
         iostack.run(t, policy="lrusp", hints=[{"pid": 7, "policy": "mru"}], **kw)
+
+
+def run_cli(*args):
+    """Runs the installed Python entry point of the CLI in a child process."""
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from iostack.cli import main; sys.argv[0] = 'iostack'; main()", *args],
+        capture_output=True,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize("preset, policy, prefetch", [("acfs-3", "lrusp:calls=off", "ca:b=16"), ("acfs-6", "lrusp", "ca:b=16")])
+def test_preset_keyword_echoes_its_config_and_equals_the_cli(tmp_path, preset, policy, prefetch):
+    t = tmp_path / "cs3.csv"
+    g = run_cli("gen", "acfs-cs3", "-o", str(t), "--format", "csv", "--interarrival", "2ms", "--param", "patterns=2", "--param", "mb=1")
+    assert g.returncode == 0, g.stderr
+    hints = tmp_path / "cs3.csv.hints.toml"
+    assert hints.exists()
+    kw = dict(device="hdd:rz56", cache="512KiB", locality=False)
+    r = iostack.run(t, preset=preset, hints=hints, **kw)
+    c = r["config"]
+    assert (c["policy"], c["prefetch"], c["sched"], c["page_size"], c["max_request"], c["think"]) == (policy, prefetch, "noop", 8192, "8KiB", "trace")
+    # A keyword overrides the preset's key (the cache), as a flag does on the command line.
+    assert c["cache"] == "512KiB"
+    p = run_cli("run", str(t), "--preset", preset, "--hints", str(hints), "--device", "hdd:rz56", "--cache", "512KiB", "--no-locality", "--json")
+    assert p.returncode == 0, p.stderr
+    cli = json.loads(p.stdout)
+    assert cli["config"]["policy"] == policy and cli["config"]["prefetch"] == prefetch
+    for key in ("elapsed_ns", "device_requests", "device_busy_ns"):
+        assert r[key] == cli[key], key
+    assert r["processes"] == cli["processes"]
+    assert r["device_requests"] > 0 and r["processes"][0]["hints"]["matched"] > 0

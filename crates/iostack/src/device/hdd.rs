@@ -44,8 +44,10 @@
 //! the following sectors until the segment is full (read-ahead to the end of the segment). That
 //! read-ahead runs in the background: a later read of sectors it has already read is a cache hit
 //! (command overhead plus interface transfer, no media access); a read of sectors it is about to
-//! read waits for the head to reach them without any seek; any other access aborts it, keeping
-//! what it had read. A read served from a segment slides the segment forward and keeps the
+//! read waits for the head to reach them without any seek (with `read_ahead_shortcut`, only
+//! when that is faster than stopping the read-ahead and going to them directly: sectors several
+//! tracks ahead take the read-ahead a revolution per track); any other access aborts it,
+//! keeping what it had read. A read served from a segment slides the segment forward and keeps the
 //! read-ahead going, so a sequential stream is served at the media rate. A read larger than a
 //! segment keeps only its last sectors. Writes invalidate the segments they overlap. With the
 //! write cache on, a write is acknowledged once transferred to the buffer and written to the media
@@ -113,6 +115,9 @@ pub struct HddParams {
     pub segments: u32,
     /// Read-ahead to the end of the segment after a read miss.
     pub read_ahead: bool,
+    /// A read of data the read-ahead has not reached yet stops it and goes there directly when
+    /// that is faster (data some tracks ahead); off, it always waits for the read-ahead.
+    pub read_ahead_shortcut: bool,
     /// Write cache (immediate report) on.
     pub write_cache: bool,
 }
@@ -147,6 +152,7 @@ pub fn ultrastar18zx() -> HddParams {
         cache_bytes: 2 << 20,
         segments: 8,
         read_ahead: true,
+        read_ahead_shortcut: false,
         write_cache: true,
     }
 }
@@ -183,6 +189,7 @@ pub fn wd7200() -> HddParams {
         cache_bytes: 8 << 20,
         segments: 16,
         read_ahead: true,
+        read_ahead_shortcut: false,
         write_cache: true,
     }
 }
@@ -218,6 +225,7 @@ pub fn st3400620as() -> HddParams {
         cache_bytes: 16 << 20,
         segments: 16,
         read_ahead: true,
+        read_ahead_shortcut: false,
         write_cache: true,
     }
 }
@@ -259,6 +267,7 @@ pub fn cheetah9lp() -> HddParams {
         cache_bytes: 3 * 561 * SECTOR,
         segments: 3,
         read_ahead: true,
+        read_ahead_shortcut: false,
         write_cache: true,
     }
 }
@@ -272,7 +281,8 @@ pub fn cheetah9lp() -> HddParams {
 /// - 3,614 rpm: half a revolution is the paper's 8.3 ms average rotational latency (a 3,600 rpm
 ///   spindle gives 8.33 ms).
 /// - track-to-track 4 ms, full stroke 35 ms, 15 surfaces, head switch 1 ms, 0.5 ms overhead,
-///   one unzoned rate, 5 MB/s SCSI bus, a 256 KiB buffer in one segment with read-ahead, no
+///   one unzoned rate, 5 MB/s SCSI bus, a 256 KiB buffer in one segment with read-ahead that
+///   a read further ahead stops when going there directly is faster (`read_ahead_shortcut`), no
 ///   write cache (Ultrix writes through): assumed, typical of 1989-1991 SCSI disks; no
 ///   specification of the drive was found to check them against.
 pub fn rz56() -> HddParams {
@@ -294,6 +304,7 @@ pub fn rz56() -> HddParams {
         cache_bytes: 256 << 10,
         segments: 1,
         read_ahead: true,
+        read_ahead_shortcut: true,
         write_cache: false,
     }
 }
@@ -305,8 +316,9 @@ pub fn rz56() -> HddParams {
 /// - capacity 1.05 GB, average seek 10.5 ms, media rate 3.3 MB/s: the paper.
 /// - 5,415 rpm: half a revolution is the paper's 5.54 ms (a 5,400 rpm spindle gives 5.56 ms).
 /// - track-to-track 2 ms, full stroke 22 ms, 14 surfaces, head switch 1 ms, 0.5 ms overhead,
-///   one unzoned rate, 10 MB/s fast SCSI-2, a 512 KiB buffer in 2 segments with read-ahead, no
-///   write cache: assumed; no specification of the drive was found to check them against.
+///   one unzoned rate, 10 MB/s fast SCSI-2, a 512 KiB buffer in 2 segments with read-ahead (with
+///   `read_ahead_shortcut`), no write cache: assumed; no specification of the drive was found to
+///   check them against.
 pub fn rz26() -> HddParams {
     HddParams {
         preset: "rz26".into(),
@@ -326,6 +338,7 @@ pub fn rz26() -> HddParams {
         cache_bytes: 512 << 10,
         segments: 2,
         read_ahead: true,
+        read_ahead_shortcut: true,
         write_cache: false,
     }
 }
@@ -362,6 +375,7 @@ pub const KEYS: &[&str] = &[
     "cache_size",
     "segments",
     "read_ahead",
+    "read_ahead_shortcut",
     "write_cache",
 ];
 
@@ -836,6 +850,7 @@ impl Hdd {
         p.cache_bytes = s.bytes("cache_size", p.cache_bytes)?;
         p.segments = s.u64("segments", p.segments as u64)?.min(u32::MAX as u64) as u32;
         p.read_ahead = s.bool("read_ahead", p.read_ahead)?;
+        p.read_ahead_shortcut = s.bool("read_ahead_shortcut", p.read_ahead_shortcut)?;
         p.write_cache = s.bool("write_cache", p.write_cache)?;
         s.finish(KEYS)?;
         Hdd::new(p)
@@ -1101,6 +1116,15 @@ impl Hdd {
     /// stays on the track it was on.
     fn stop_bg(&mut self, t: f64) {
         let Some(bg) = self.bg.take() else { return };
+        let (reached, pos) = self.bg_stopped_at(&bg, t);
+        self.pos = pos;
+        let start = self.segments.get(bg.seg).start;
+        self.segments.set_end(bg.seg, reached.max(start));
+    }
+
+    /// Where read-ahead `bg` would be if stopped at time `t`: the end of what it had read, and
+    /// the head's position.
+    fn bg_stopped_at(&self, bg: &Background, t: f64) -> (u64, HeadPos) {
         let mut reached = bg.to;
         let mut at = bg.pos0;
         let (_, end_pos) = self.walk(bg.pos0, bg.t0, bg.from, bg.to, |lba, n, ts, sn, head| {
@@ -1113,9 +1137,7 @@ impl Hdd {
                 true
             }
         });
-        self.pos = if reached == bg.to { end_pos } else { at };
-        let start = self.segments.get(bg.seg).start;
-        self.segments.set_end(bg.seg, reached.max(start));
+        (reached, if reached == bg.to { end_pos } else { at })
     }
 
     /// Writes `[a, b)` to the media from time `t`; returns the finish time.
@@ -1155,14 +1177,28 @@ impl Hdd {
         if self.pending.iter().any(|&(x, y)| x <= a && b <= y) {
             return (t + bus, true);
         }
-        // The segment the read-ahead is filling: a hit, or a wait for the head without a seek.
+        // The segment the read-ahead is filling: a hit, or a wait for the head without a seek,
+        // unless the read-ahead would reach the data later than stopping it and going there
+        // directly (data a few tracks ahead): the drive then stops it, as for any other miss.
         if let Some(bg) = self.bg {
             let s = self.segments.get(bg.seg);
             if s.valid && s.start <= a && b <= bg.to {
                 let ready = self.bg_ready_at(&bg, b);
-                let (finish, hit) = if ready <= t { (t + bus, true) } else { (ready.max(t + bus), false) };
-                self.slide(bg.seg, a, finish);
-                return (finish, hit);
+                if ready <= t {
+                    self.slide(bg.seg, a, t + bus);
+                    return (t + bus, true);
+                }
+                let waited = ready.max(t + bus);
+                let direct = if self.p.read_ahead_shortcut {
+                    let (_, here) = self.bg_stopped_at(&bg, t);
+                    self.walk(here, t, a, b, |_, _, _, _, _| true).0
+                } else {
+                    f64::INFINITY
+                };
+                if waited <= direct {
+                    self.slide(bg.seg, a, waited);
+                    return (waited, false);
+                }
             }
         }
         // A segment holding the data.
@@ -1384,6 +1420,40 @@ mod tests {
         assert!((last as f64) < per + d.head_switch_ns + d.seek.t2t_ns, "{last}");
         let mbs = 20_000.0 * 64.0 * 512.0 / t as f64 * 1e3;
         assert!(mbs > 0.85 * d.p.rate_outer_mbs, "{mbs}");
+    }
+
+    #[test]
+    fn a_read_tracks_ahead_of_the_read_ahead_does_not_wait_for_it() {
+        // After a read, the read-ahead fills the segment at the media rate, one revolution per
+        // track. With `read_ahead_shortcut` (on in these presets), a read of sectors a few
+        // tracks further on, issued at once, is served no later than by stopping the read-ahead
+        // and going there (the time without a drive cache); the next sectors are still served by
+        // the read-ahead. Without it, the read waits for the read-ahead, over a revolution.
+        for preset in ["rz26", "rz56"] {
+            let mut waits = hdd(&format!("hdd:{preset},read_ahead_shortcut=off"));
+            let first = 16 * 100_000;
+            let a = waits.service(&DeviceRequest::read(first, 16), 0);
+            let far = first + 16 + 2 * waits.zones[0].spt + waits.zones[0].spt / 4;
+            let w = waits.service(&DeviceRequest::read(far, 16), a.finish_ns);
+            assert!(((w.finish_ns - w.start_ns) as f64) > waits.rev_ns, "{preset}: {w:?}");
+            let mut with = hdd(&format!("hdd:{preset}"));
+            let mut without = hdd(&format!("hdd:{preset},cache=off"));
+            let spt = with.zones[0].spt;
+            let first = 16 * 100_000;
+            let a = with.service(&DeviceRequest::read(first, 16), 0);
+            let b = without.service(&DeviceRequest::read(first, 16), 0);
+            assert_eq!(a, b);
+            let far = first + 16 + 2 * spt + spt / 4;
+            assert!(far + 16 <= first + with.seg_sectors, "{preset}: inside the segment");
+            let wa = with.service(&DeviceRequest::read(far, 16), a.finish_ns);
+            let wb = without.service(&DeviceRequest::read(far, 16), b.finish_ns);
+            assert!(wa.finish_ns <= wb.finish_ns, "{preset}: {wa:?} waits for the read-ahead, {wb:?} without it");
+            assert!(((wa.finish_ns - wa.start_ns) as f64) < with.rev_ns, "{preset}: {wa:?}");
+            let mut seq = hdd(&format!("hdd:{preset}"));
+            let s1 = seq.service(&DeviceRequest::read(first, 16), 0);
+            let s2 = seq.service(&DeviceRequest::read(first + 16, 16), s1.finish_ns + 4_000_000);
+            assert!(s2.cache_hit, "{preset}: the next block comes from the read-ahead");
+        }
     }
 
     #[test]

@@ -479,6 +479,36 @@ mod tests {
     }
 
     #[test]
+    fn a_skipped_prefetch_is_flushed_and_a_skipped_block_named_again_is_kept() {
+        // J4 (l.245-249, l.461-475): block 3 was prefetched, and the accesses pass over it.
+        let mut ca = ControlledAggressive::new(Params::default());
+        ca.set_lists(BTreeMap::from([(1, list(&[1, 2, 3, 4, 5, 6]))]));
+        let mut out = Vec::new();
+        ca.on_access(&access(1, 1, false), &Empty { free: 100 }, &mut out);
+        assert!(out.iter().any(|f| f.block == 3), "{out:?}");
+        for b in [2, 4] {
+            ca.on_access(&access(1, b, true), &Empty { free: 100 }, &mut Vec::new());
+        }
+        let mut acts = CacheActions::default();
+        ca.cache_actions(&mut acts);
+        assert_eq!(acts.flush, [(0, 3)]);
+        assert!(!acts.controls.iter().any(|c| matches!(c, CacheControl::SetTempPri { first: 3, .. })), "{:?}", acts.controls);
+        assert_eq!((ca.counts(1).unwrap().skipped, ca.counts(1).unwrap().flushed), (1, 1));
+        // The list names 3 again later: skipping it now neither flushes it nor lowers it.
+        let mut again = ControlledAggressive::new(Params::default());
+        again.set_lists(BTreeMap::from([(1, list(&[1, 2, 3, 4, 5, 3]))]));
+        again.on_access(&access(1, 1, false), &Empty { free: 100 }, &mut Vec::new());
+        for b in [2, 4] {
+            again.on_access(&access(1, b, true), &Empty { free: 100 }, &mut Vec::new());
+        }
+        let mut acts = CacheActions::default();
+        again.cache_actions(&mut acts);
+        assert!(acts.flush.is_empty(), "{:?}", acts.flush);
+        assert!(!acts.controls.iter().any(|c| matches!(c, CacheControl::SetTempPri { first: 3, prio: LOWEST, .. })), "{:?}", acts.controls);
+        assert_eq!(again.counts(1).unwrap().skipped, 1);
+    }
+
+    #[test]
     fn batches_follow_the_trigger_and_loop_rules() {
         // An empty cache of 10 frames: the first access starts a batch, which keeps 4 frames
         // in reserve (freeBlocks > 4 to go on) and is sorted by block.

@@ -189,6 +189,10 @@ pub fn fig10_report(apps: &[&str], runs: &[Vec<Vec<Outcome>>], scale: Scale) -> 
         let r = &runs[ci];
         tables.push(table(format!("Andrew's elapsed time (s), {cache}"), &names, r, &|o| format!("{:.2}", andrew(o).elapsed_ms / 1e3)));
         tables.push(table(format!("Andrew's block I/Os, {cache}"), &names, r, &|o| andrew(o).block_ios.to_string()));
+        tables.push(table(format!("Andrew's cache misses / blocks read / blocks written back by its misses, {cache}"), &names, r, &|o| {
+            let a = andrew(o);
+            format!("{} / {} / {}", a.misses, a.blocks_read, a.blocks_written)
+        }));
         tables.push(table(format!("total elapsed time (s) until both finished, {cache}"), &names, r, &|o| format!("{:.2}", o.elapsed_ms / 1e3)));
         let worse: Vec<String> = names.iter().zip(r).filter(|(_, row)| row[5].elapsed_ms >= row[0].elapsed_ms).map(|(n, _)| n.clone()).collect();
         checks.push(Check::new(
@@ -202,17 +206,19 @@ pub fn fig10_report(apps: &[&str], runs: &[Vec<Vec<Outcome>>], scale: Scale) -> 
             "elapsed(6) < elapsed(1) on each",
             worse.is_empty(),
         ));
+        // Criterion (i) counts misses. Andrew's block I/Os also count the write-backs its misses
+        // cause, which depend on whose misses evict its dirty blocks (see the notes).
         let rose: Vec<String> = names
             .iter()
             .zip(r)
-            .filter(|(_, row)| andrew(&row[3]).block_ios > andrew(&row[0]).block_ios)
-            .map(|(n, row)| format!("{n} ({} > {})", andrew(&row[3]).block_ios, andrew(&row[0]).block_ios))
+            .filter(|(_, row)| andrew(&row[3]).misses > andrew(&row[0]).misses)
+            .map(|(n, row)| format!("{n} ({} > {})", andrew(&row[3]).misses, andrew(&row[0]).misses))
             .collect();
         checks.push(Check::new(
-            format!("{cache}: AC caching does not raise the oblivious Andrew's block I/Os"),
-            "an oblivious process suffers no more misses than under global LRU (criterion (i), l.388-399); AC caching reduces the smart process's I/Os (l.1117-1120)",
-            if rose.is_empty() { names.iter().zip(r).map(|(n, row)| format!("{n} {} -> {}", andrew(&row[0]).block_ios, andrew(&row[3]).block_ios)).collect::<Vec<_>>().join(", ") } else { format!("rose on {}", rose.join(", ")) },
-            "Andrew's I/Os under AC <= under global LRU, each run",
+            format!("{cache}: AC caching does not raise the oblivious Andrew's misses"),
+            "an oblivious process suffers no more misses than under global LRU (criterion (i), l.388-399)",
+            if rose.is_empty() { names.iter().zip(r).map(|(n, row)| format!("{n} {} -> {}", andrew(&row[0]).misses, andrew(&row[3]).misses)).collect::<Vec<_>>().join(", ") } else { format!("rose on {}", rose.join(", ")) },
+            "Andrew's misses under AC <= under global LRU, each run",
             rose.is_empty(),
         ));
         tables.push(Table {
@@ -225,6 +231,7 @@ pub fn fig10_report(apps: &[&str], runs: &[Vec<Vec<Outcome>>], scale: Scale) -> 
         figures.push(bars(&format!("figure{fig}-andrew-block-ios"), format!("ACFS Figure {fig}: Andrew's block I/Os, {cache} (normalised to global LRU)"), "block I/Os / global LRU's", &names, r, &|o| andrew(o).block_ios as f64));
     }
     let mut n = notes();
+    n.push("a process's block I/Os are its reads and the write-backs of the dirty blocks its own misses evict, whoever dirtied them: Andrew's block I/Os can rise under AC caching with its misses unchanged when LRU-SP has Andrew's misses, rather than the other application's, evict Andrew's dirty blocks (criterion (i) is judged on misses)".into());
     n.push("the paper has Andrew on the RZ26 (l.1049-1051), so din, cs2 and gli beside it use two disks and psel2 shares the RZ26 with it; its sentence that only psel2+andrew involves both disks reads the other way round, and the disk assignment is taken as stated".into());
     Report {
         name: INFO_FIG10_11.name.into(),
