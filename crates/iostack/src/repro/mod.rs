@@ -19,6 +19,7 @@ pub mod dulo_trends;
 pub mod kdsim_accuracy;
 pub mod prefetch_cache;
 pub mod redcap_patterns;
+pub mod sched_select;
 pub mod split_experiment;
 pub mod split_tables;
 
@@ -261,6 +262,7 @@ pub static REPROS: &[ReproInfo] = &[
     affinity_scheduler::INFO,
     kdsim_accuracy::INFO,
     redcap_patterns::INFO,
+    sched_select::INFO,
 ];
 
 /// The status table of `docs/reproductions.md`: one row per report, with how many checks agree
