@@ -33,6 +33,17 @@
 //!   Fresh instances, as Linux builds a new elevator when `/sys/block/*/queue/scheduler` is
 //!   written: what a scheduler learnt about the processes (anticipatory's think times and seek
 //!   distances, CFQ's idle windows) is learnt again.
+//! - A switch is verified on the real device (`verify=on`, the default). The virtual disk plays
+//!   the other scheduler on the stream the running one let through, which can flatter it: under
+//!   CFQ the processes' reads arrive one process's run at a time, and deadline replayed on them
+//!   looks as cheap as CFQ, though once deadline really runs the stream it shapes is not. So after
+//!   a switch from A to B, B's first window of reads on the real device (its sum, as above) is
+//!   compared with A's last window there before the switch (the sum the switch was decided on).
+//!   If B's is larger, the controller switches back to A and holds A for a period during which no
+//!   switch away from it is considered; the hold doubles with each revert (1, 2, 4, ... windows of
+//!   N reads the real device dispatched) and returns to one window when a switch is confirmed
+//!   (B's real window no larger), as a back-off does for a retried action whose outcome the
+//!   estimate keeps mispredicting. No decision is taken while a switch awaits its verdict.
 //! - The virtual disk's table starts from `table=PATH` (trained off line) or empty, and learns
 //!   from every request the real device serves (its measured I/O time in the cell of its size and
 //!   distance, applied at its completion: KDSim l.83).
@@ -67,18 +78,20 @@ pub struct SelectConfig {
     /// How much smaller (in percent of the running scheduler's sum) the other's sum must be for
     /// a switch; 0 (the default) is KDSim's strict "smaller".
     pub margin_pct: f64,
+    /// Verify each switch on the real device, reverting it with a doubling hold (`verify=on`).
+    pub verify: bool,
 }
 
 const OPTION: &str = "--sched-select";
-const KEYS: [&str; 4] = ["window", "cadence", "table", "margin"];
+const KEYS: [&str; 5] = ["window", "cadence", "table", "margin", "verify"];
 
 impl SelectConfig {
-    /// Parses `A,B[,window=1000][,cadence=tumbling|sliding][,table=PATH]`. A scheduler's own
+    /// Parses `A,B[,window=1000][,cadence=tumbling|sliding][,table=PATH][,margin=PCT][,verify=on|off]`. A scheduler's own
     /// parameters follow it as in `--sched` (`deadline:read_expire=100ms,fifo_batch=8`): an item
     /// `key=value` whose key is not the controller's belongs to the scheduler before it.
     pub fn parse(text: &str) -> Result<SelectConfig, ConfigError> {
         let mut specs: Vec<String> = Vec::new();
-        let (mut window, mut cadence, mut table, mut margin_pct) = (1000usize, Cadence::Tumbling, None, 0.0);
+        let (mut window, mut cadence, mut table, mut margin_pct, mut verify) = (1000usize, Cadence::Tumbling, None, 0.0, true);
         for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let kv = item.split_once('=').filter(|(k, _)| !k.contains(':'));
             match kv {
@@ -96,6 +109,13 @@ impl SelectConfig {
                                 .ok()
                                 .filter(|m| (0.0..100.0).contains(m))
                                 .ok_or_else(|| ConfigError::new("--sched-select margin", format!("`{v}` is not a percentage in [0, 100)")))?;
+                        }
+                        "verify" => {
+                            verify = match v {
+                                "on" => true,
+                                "off" => false,
+                                other => return Err(ConfigError::unknown("--sched-select verify", "value", other, &["on", "off"])),
+                            };
                         }
                         _ => {
                             if v.is_empty() {
@@ -122,7 +142,7 @@ impl SelectConfig {
         if a == b {
             return Err(ConfigError::new(OPTION, format!("the two schedulers are the same (`{a}`): nothing to choose")));
         }
-        Ok(SelectConfig { specs: [a, b], window, cadence, table, margin_pct })
+        Ok(SelectConfig { specs: [a, b], window, cadence, table, margin_pct, verify })
     }
 }
 
@@ -134,6 +154,80 @@ pub struct Switch {
     pub time_ns: u64,
     /// The scheduler's spec as given.
     pub scheduler: String,
+    /// `window`: the window comparison chose it; `revert`: the verification undid the switch
+    /// before this one.
+    pub cause: &'static str,
+    /// The replaced scheduler's window sum (ms per block) when the switch was decided.
+    pub before_ms: Option<f64>,
+    /// The new scheduler's first window sum on the real device (`null`: not verified, the run
+    /// ended first, or a revert, which is not verified itself).
+    pub after_ms: Option<f64>,
+    /// Whether the verification found the new scheduler worse and switched back.
+    pub reverted: bool,
+}
+
+/// What a check does to a switch awaiting its verdict.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    /// No switch awaits one.
+    Idle,
+    /// The new scheduler's first real window is not complete yet: no decision.
+    Wait,
+    /// Its real window is no worse than the replaced one's: the switch stands, the hold is reset.
+    Confirm { after_ms: f64 },
+    /// Its real window is worse: switch back and hold the old scheduler for `hold_windows`.
+    Revert { after_ms: f64, hold_windows: u64 },
+}
+
+/// The switch verification's rule with its back-off, apart from the schedulers it applies to.
+/// Counts are reads the real device dispatched (the comparator's cadence clock).
+#[derive(Debug, Clone)]
+pub struct Verifier {
+    window: u64,
+    /// The switch awaiting its verdict: the count at it and the replaced scheduler's sum.
+    pending: Option<(u64, f64)>,
+    /// No switch away from the running scheduler before this count.
+    hold_until: u64,
+    /// The hold the next revert imposes, in windows.
+    next_hold: u64,
+}
+
+/// A hold stops doubling here (about a million windows: the rest of any run).
+const MAX_HOLD_WINDOWS: u64 = 1 << 20;
+
+impl Verifier {
+    pub fn new(window: usize) -> Verifier {
+        Verifier { window: window as u64, pending: None, hold_until: 0, next_hold: 1 }
+    }
+
+    /// A switch took effect at `count`, decided while the replaced scheduler's sum was `before_ms`.
+    pub fn switched(&mut self, count: u64, before_ms: f64) {
+        self.pending = Some((count, before_ms));
+    }
+
+    /// A check at `count` where the running scheduler's sum is `running_ms`.
+    pub fn check(&mut self, count: u64, running_ms: Option<f64>) -> Verdict {
+        let Some((at, before)) = self.pending else { return Verdict::Idle };
+        let after = match running_ms {
+            Some(ms) if count >= at + self.window => ms,
+            _ => return Verdict::Wait,
+        };
+        self.pending = None;
+        if after > before {
+            let hold_windows = self.next_hold;
+            self.next_hold = (self.next_hold * 2).min(MAX_HOLD_WINDOWS);
+            self.hold_until = count + hold_windows * self.window;
+            Verdict::Revert { after_ms: after, hold_windows }
+        } else {
+            self.next_hold = 1;
+            Verdict::Confirm { after_ms: after }
+        }
+    }
+
+    /// Whether a switch away from the running scheduler may be decided at `count`.
+    pub fn may_switch(&self, count: u64) -> bool {
+        self.pending.is_none() && count >= self.hold_until
+    }
 }
 
 /// One logged check.
@@ -196,6 +290,8 @@ pub struct Select {
     windows: Vec<WindowSums>,
     checks: u64,
     undecided: u64,
+    verifier: Verifier,
+    reverted: u64,
 }
 
 fn side(i: usize) -> Side {
@@ -245,6 +341,8 @@ impl Select {
             windows: Vec::new(),
             checks: 0,
             undecided: 0,
+            verifier: Verifier::new(cfg.window),
+            reverted: 0,
             cfg,
         })
     }
@@ -276,15 +374,34 @@ impl Select {
         self.checks += 1;
         let (a, b) = (c.baseline_ms, c.candidate_ms);
         let (run, other) = if self.running == 0 { (a, b) } else { (b, a) };
-        let switched = match (run, other) {
-            (Some(run), Some(other)) => other < run * (1.0 - self.cfg.margin_pct / 100.0),
-            _ => {
-                self.undecided += 1;
-                false
+        let verdict = if self.cfg.verify { self.verifier.check(c.request, run) } else { Verdict::Idle };
+        let mut switched = false;
+        match verdict {
+            Verdict::Revert { after_ms, .. } => {
+                let last = self.switches.last_mut().expect("a switch awaited its verdict");
+                last.after_ms = Some(after_ms);
+                last.reverted = true;
+                self.reverted += 1;
+                self.switch(now, "revert", run);
+                switched = true;
             }
-        };
-        if switched {
-            self.switch(now);
+            Verdict::Confirm { after_ms } => self.switches.last_mut().expect("a switch awaited its verdict").after_ms = Some(after_ms),
+            Verdict::Idle | Verdict::Wait => {}
+        }
+        if !switched && (!self.cfg.verify || self.verifier.may_switch(c.request)) {
+            switched = match (run, other) {
+                (Some(run), Some(other)) => other < run * (1.0 - self.cfg.margin_pct / 100.0),
+                _ => {
+                    self.undecided += 1;
+                    false
+                }
+            };
+            if switched {
+                self.switch(now, "window", run);
+                if self.cfg.verify {
+                    self.verifier.switched(c.request, run.expect("compared"));
+                }
+            }
         }
         let n = self.cfg.window as u64;
         if switched || self.cfg.cadence == Cadence::Tumbling || c.request % n == 0 {
@@ -302,7 +419,7 @@ impl Select {
     }
 
     /// The other scheduler takes the real device; the virtual disk plays the one that ran.
-    fn switch(&mut self, now: u64) {
+    fn switch(&mut self, now: u64, cause: &'static str, before_ms: Option<f64>) {
         let other = 1 - self.running;
         let mut next = super::build(&self.cfg.specs[other], self.limits).expect("built at the start");
         hand_over(&mut *self.real, &mut *next, now).expect("checked at the start");
@@ -314,13 +431,13 @@ impl Select {
         self.time_ns[self.running] += now - self.since;
         self.since = now;
         self.running = other;
-        self.switches.push(Switch { request: self.reads, time_ns: now, scheduler: self.cfg.specs[other].clone() });
+        self.switches.push(Switch { request: self.reads, time_ns: now, scheduler: self.cfg.specs[other].clone(), cause, before_ms, after_ms: None, reverted: false });
     }
 }
 
 impl Scheduler for Select {
     fn name(&self) -> String {
-        format!("select:{}|{},window={},cadence={}", self.cfg.specs[0], self.cfg.specs[1], self.cfg.window, self.cfg.cadence.name())
+        format!("select:{}|{},window={},cadence={},verify={}", self.cfg.specs[0], self.cfg.specs[1], self.cfg.window, self.cfg.cadence.name(), if self.cfg.verify { "on" } else { "off" })
     }
 
     fn add(&mut self, req: IoRequest, now_ns: u64) {
@@ -405,10 +522,12 @@ impl Scheduler for Select {
             "window": self.cfg.window,
             "cadence": self.cfg.cadence.name(),
             "margin_pct": self.cfg.margin_pct,
+            "verify": self.cfg.verify,
             "table": self.cfg.table.as_ref().map(|p| p.display().to_string()),
             "schedulers": schedulers,
             "running": self.running(),
             "switches": self.switches,
+            "reverted_switches": self.reverted,
             "reads": self.reads,
             "checks": self.checks,
             "undecided_checks": self.undecided,

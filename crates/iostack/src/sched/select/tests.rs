@@ -109,7 +109,8 @@ fn parse() {
     assert_eq!(c.specs, ["anticipatory".to_string(), "deadline:read_expire=100ms,fifo_batch=8".to_string()]);
     assert_eq!((c.window, c.cadence, c.table.as_deref()), (500, Cadence::Sliding, Some(std::path::Path::new("t.json"))));
     let c = SelectConfig::parse("cfq, noop").unwrap();
-    assert_eq!((c.specs[1].as_str(), c.window, c.cadence, c.table.is_none()), ("noop", 1000, Cadence::Tumbling, true));
+    assert_eq!((c.specs[1].as_str(), c.window, c.cadence, c.table.is_none(), c.verify), ("noop", 1000, Cadence::Tumbling, true, true));
+    assert!(!SelectConfig::parse("cfq,noop,verify=off").unwrap().verify);
     for (bad, names) in [
         ("cfq", "two schedulers"),
         ("cfq,noop,deadline", "two schedulers"),
@@ -119,6 +120,7 @@ fn parse() {
         ("cfq,noop,window=0", "--sched-select window"),
         ("cfq,noop,cadence=hourly", "--sched-select cadence"),
         ("cfq,noop,table=", "--sched-select table"),
+        ("cfq,noop,verify=maybe", "--sched-select verify"),
     ] {
         let e = SelectConfig::parse(bad).unwrap_err().to_string();
         assert!(e.contains(names), "{bad}: {e}");
@@ -176,7 +178,7 @@ fn moves_to_the_clearly_better_scheduler_at_the_first_check() {
     assert_eq!(switches[0]["request"].as_u64().unwrap() / 500, 1, "at the first check: {switches:?}");
     let elapsed = r.elapsed_ns as f64;
     assert!(elapsed < deadline / 2.0, "controller {elapsed} vs cfq {cfq}, deadline {deadline}");
-    for k in ["window", "cadence", "margin_pct", "table", "schedulers", "switches", "reads", "checks", "undecided_checks", "windows", "trained_cells"] {
+    for k in ["window", "cadence", "margin_pct", "table", "schedulers", "switches", "reads", "checks", "undecided_checks", "windows", "trained_cells", "verify", "reverted_switches"] {
         assert!(s.get(k).is_some(), "missing {k}");
     }
     let shares: f64 = s["schedulers"].as_array().unwrap().iter().map(|x| x["time_share"].as_f64().unwrap()).sum();
@@ -197,4 +199,65 @@ fn deterministic() {
     let b = run(&c, &w).unwrap();
     assert_eq!(a.elapsed_ns, b.elapsed_ns);
     assert_eq!(a.sched_select, b.sched_select);
+}
+
+/// The verification's rule: a switch whose first real window is worse than the replaced
+/// scheduler's last one is reverted; each revert doubles the hold (1, 2, 4 windows) during which
+/// no switch may be decided; a confirmed switch resets it to one window; nothing is decided while
+/// a switch awaits its verdict.
+#[test]
+fn verification_reverts_a_worse_switch_and_backs_off() {
+    let n = 100;
+    let mut v = Verifier::new(n);
+    assert_eq!(v.check(100, Some(5.0)), Verdict::Idle);
+    assert!(v.may_switch(100));
+    // Switch at 100 (the old scheduler's sum 10): no verdict before the new one's window is real.
+    v.switched(100, 10.0);
+    assert!(!v.may_switch(150));
+    assert_eq!(v.check(150, Some(50.0)), Verdict::Wait);
+    assert_eq!(v.check(200, None), Verdict::Wait);
+    // Worse on the real device: revert, hold one window.
+    assert_eq!(v.check(200, Some(12.0)), Verdict::Revert { after_ms: 12.0, hold_windows: 1 });
+    assert!(!v.may_switch(299) && v.may_switch(300));
+    // Again: the hold doubles, then doubles again.
+    v.switched(300, 10.0);
+    assert_eq!(v.check(400, Some(11.0)), Verdict::Revert { after_ms: 11.0, hold_windows: 2 });
+    assert!(!v.may_switch(599) && v.may_switch(600));
+    v.switched(600, 10.0);
+    assert_eq!(v.check(700, Some(10.5)), Verdict::Revert { after_ms: 10.5, hold_windows: 4 });
+    assert!(!v.may_switch(1099) && v.may_switch(1100));
+    // A switch no worse (a tie included) stands and resets the hold to one window.
+    v.switched(1100, 10.0);
+    assert_eq!(v.check(1200, Some(10.0)), Verdict::Confirm { after_ms: 10.0 });
+    assert_eq!(v.check(1300, Some(1.0)), Verdict::Idle);
+    assert!(v.may_switch(1200));
+    v.switched(1300, 10.0);
+    assert_eq!(v.check(1400, Some(20.0)), Verdict::Revert { after_ms: 20.0, hold_windows: 1 });
+}
+
+/// On the phased workload, a switch from CFQ to deadline that the real device shows worse is
+/// switched back a window later and marked reverted, the revert names its cause, and every
+/// switch's verdict respects the rule; with `verify=off` nothing is marked.
+#[test]
+fn reverted_switches_are_reported() {
+    let w = Phases { processes: 8, seq_bytes: 2 << 20, random_reads: 300, ..Default::default() };
+    let table = Trained::new(&stack("cfq").device).unwrap();
+    let r = run(&table.config("cfq,deadline,window=200"), &w).unwrap();
+    let s = r.sched_select.as_ref().unwrap();
+    let sw = s["switches"].as_array().unwrap();
+    let reverted = sw.iter().filter(|x| x["reverted"] == true).count();
+    assert_eq!(s["reverted_switches"].as_u64().unwrap() as usize, reverted);
+    assert!(reverted > 0, "the biased virtual disk leads to at least one reverted switch: {sw:?}");
+    for (i, x) in sw.iter().enumerate() {
+        if x["reverted"] == true {
+            assert!(x["after_ms"].as_f64().unwrap() > x["before_ms"].as_f64().unwrap(), "{x}");
+            assert_eq!(sw.get(i + 1).map(|y| y["cause"].clone()), Some(serde_json::json!("revert")), "{sw:?}");
+        } else if let Some(after) = x["after_ms"].as_f64() {
+            assert!(after <= x["before_ms"].as_f64().unwrap(), "{x}");
+        }
+    }
+    let r = run(&table.config("cfq,deadline,window=200,verify=off"), &w).unwrap();
+    let s = r.sched_select.as_ref().unwrap();
+    assert_eq!(s["reverted_switches"], 0);
+    assert!(s["switches"].as_array().unwrap().iter().all(|x| x["cause"] == "window" && x["after_ms"].is_null()));
 }
