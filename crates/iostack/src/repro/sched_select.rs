@@ -162,7 +162,15 @@ pub fn report(w: &Phases, runs: &[TimedReport]) -> Report {
     let (seq_reads, _) = w.requests();
     let share = |i: usize| sel["schedulers"][i]["time_share"].as_f64().unwrap_or(0.0);
     let first_to_deadline = switches.iter().find(|s| s.2 == "deadline").map(|s| s.0);
-    let switch_rows: Vec<Vec<String>> = switches.iter().map(|(r, t, s)| vec![r.to_string(), format!("{:.3}", *t as f64 / 1e9), s.clone()]).collect();
+    let switch_rows: Vec<Vec<String>> = switches
+        .iter()
+        .zip(sel["switches"].as_array().into_iter().flatten())
+        .map(|((r, t, s), x)| {
+            let ms = |k: &str| x[k].as_f64().map_or("-".to_string(), |v| format!("{v:.1}"));
+            let verdict = if x["reverted"] == true { "reverted" } else if x["after_ms"].is_null() { "-" } else { "kept" };
+            vec![r.to_string(), format!("{:.3}", *t as f64 / 1e9), s.clone(), x["cause"].as_str().unwrap_or("").to_string(), ms("before_ms"), ms("after_ms"), verdict.to_string()]
+        })
+        .collect();
     let window = sel["window"].as_u64().unwrap_or(1000);
     let checks = vec![
         Check::new("controller beats the worse fixed choice (elapsed)", "better than both fixed choices on a phased workload (beyond the paper)", format!("{:.3} s vs {:.3} s", t[2].0, worst), "< the worse", t[2].0 < worst),
@@ -215,7 +223,11 @@ pub fn report(w: &Phases, runs: &[TimedReport]) -> Report {
         config: serde_json::json!({ "workload": w, "stack": stack("cfq|deadline"), "sched_select": SELECT }),
         tables: vec![
             Table { title: "Elapsed and mean application time (s), controller's gain over each fixed choice".into(), header: ["run", "elapsed s", "app s", "gain vs cfq", "gain vs deadline"].map(String::from).to_vec(), rows },
-            Table { title: "Switches (reads entered when it took effect, time, scheduler)".into(), header: ["read", "time s", "scheduler"].map(String::from).to_vec(), rows: switch_rows },
+            Table {
+                title: "Switches (reads entered when it took effect, time, scheduler, cause, the replaced scheduler's window sum and the new one's first real window in ms per block, verdict)".into(),
+                header: ["read", "time s", "scheduler", "cause", "before ms", "after ms", "verdict"].map(String::from).to_vec(),
+                rows: switch_rows,
+            },
             Table {
                 title: "Controller's time share per scheduler".into(),
                 header: ["scheduler", "time share"].map(String::from).to_vec(),
@@ -224,7 +236,7 @@ pub fn report(w: &Phases, runs: &[TimedReport]) -> Report {
         ],
         checks,
         notes: vec![
-            "The virtual disk plays the scheduler not running on copies of the requests the running one let through: in the sequential phase, CFQ serves one process's run of adjacent reads while the others wait blocked on one read each, so the copies reach the virtual disk as one process's run at a time, on which deadline is nearly sequential too and looks as cheap as CFQ or cheaper (window sums in `window-sums`). After a switch deadline shapes the stream and the real device shows the loss, so the controller switches back a window later. Each wrong window costs about 1000 reads at deadline's pace in that phase. The rule compares what the running scheduler let through; it cannot see the requests the processes would have issued sooner under the other scheduler.".into(),
+            "The virtual disk plays the scheduler not running on copies of the requests the running one let through: in the sequential phase, CFQ serves one process's run of adjacent reads while the others wait blocked on one read each, so the copies reach the virtual disk as one process's run at a time, on which deadline is nearly sequential too and looks as cheap as CFQ or cheaper (window sums in `window-sums`). After a switch deadline shapes the stream and the real device shows the loss, so the verification reverts the switch a window later (`reverted`) and holds CFQ for 1, 2, 4, ... windows; the bare rule (`verify=off`) switched back a window later too. Each wrong window costs about 1000 reads at deadline's pace in that phase, while the hold, counted in reads, passes at CFQ's pace; at the change to the random phase the hold delays the move to deadline, which the virtual disk by then rightly advises. The rule compares what the running scheduler let through; it cannot see the requests the processes would have issued sooner under the other scheduler.".into(),
             "In iostack's anticipatory model the scheduler stops anticipating for processes whose reads are random (its think-time and seek-distance heuristics), so it loses nothing to deadline on random readers (8 processes, 1000 random 4 KiB reads each in 8 GiB: anticipatory 45.7 s, deadline 47.0 s); CFQ, whose time slices and idle window still cost it, is the scheduler that wins the sequential phase and loses the random one (CFQ 51.7 s).".into(),
         ],
         figures: vec![figure, sums],
