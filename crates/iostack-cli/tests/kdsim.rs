@@ -154,3 +154,39 @@ fn run_with_ada_reports_its_decisions() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("--redcap"), "{}", stderr(&o));
 }
+
+#[test]
+fn run_with_sched_select_reports_its_decisions() {
+    let d = tempfile::tempdir().unwrap();
+    let o = iostack(&["gen", "ior", "--processes", "4", "--param", "file_size=4MiB", "-o", "t.csv"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let args = ["run", "t.csv", "--prefetch", "none", "--cache", "8", "--max-request", "128KiB", "--no-locality", "--json"];
+    let o = iostack(&[&args[..], &["--sched-select", "deadline,cfq,window=100"]].concat(), d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s = &v["sched_select"];
+    assert_eq!(s["window"], 100);
+    assert_eq!(s["schedulers"][0]["spec"], "deadline");
+    assert_eq!(s["schedulers"][1]["spec"], "cfq");
+    assert_eq!(s["reads"], 256);
+    assert_eq!(s["checks"], 2, "{s}");
+    assert!(s["switches"].is_array() && s["windows"].as_array().unwrap().len() == 2, "{s}");
+    assert_eq!(v["config"]["sched_select"], "deadline,cfq,window=100");
+    assert!(v["resolved"]["sched"].as_str().unwrap().starts_with("select:deadline|cfq"));
+    // Without it, no key.
+    let o = iostack(&args, d.path());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.get("sched_select").is_none());
+    // Bad input: a clear error each, exit 1.
+    for (extra, msg) in [
+        (&["--sched-select", "cfq"][..], "two schedulers"),
+        (&["--sched-select", "cfq,deadline,window=0"][..], "--sched-select window"),
+        (&["--sched-select", "cfq,bogus"][..], "bogus"),
+        (&["--sched-select", "cfq,deadline,table=missing.json"][..], "missing.json"),
+        (&["--sched", "noop", "--sched-select", "cfq,deadline"][..], "--sched"),
+    ] {
+        let o = iostack(&[&args[..], extra].concat(), d.path());
+        assert_eq!(o.status.code(), Some(1), "{extra:?}");
+        assert!(stderr(&o).contains(msg), "{extra:?}: {}", stderr(&o));
+    }
+}

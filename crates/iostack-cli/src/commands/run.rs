@@ -118,6 +118,14 @@ pub struct Args {
     /// `window=1000,cadence=tumbling|sliding[,table=PATH][,blocks=requested|fetched]`.
     #[arg(long, value_name = "SPEC")]
     pub ada: Option<String>,
+    /// Choose the I/O scheduler on line between two, in place of --sched: `A,B` (A runs first;
+    /// e.g. `anticipatory,deadline`), options `window=1000`, `cadence=tumbling|sliding`,
+    /// `table=PATH` (the virtual disk's trained table), `margin=PCT` (how much smaller the other's
+    /// sum must be; default 0). KDSim's virtual disk runs the other scheduler on copies of the
+    /// requests; after each window of N reads the one with the smaller summed time per block takes
+    /// the device. Reported under `sched_select` (docs/devices.md).
+    #[arg(long, value_name = "A,B[,window=N,...]")]
+    pub sched_select: Option<String>,
     /// Measure locality (stack/block distance and affinity) at the four boundaries (the
     /// default; the reports go under `locality` in the result).
     #[arg(long, conflicts_with = "no_locality")]
@@ -209,6 +217,9 @@ pub fn stack_config(args: &Args) -> anyhow::Result<StackConfig> {
     }
     if let Some(v) = &args.ada {
         c.ada = Some(v.clone());
+    }
+    if let Some(v) = &args.sched_select {
+        c.sched_select = Some(v.clone());
     }
     if let Some(v) = &args.device_request_locality {
         c.device_request_locality = Some(v.clone());

@@ -166,6 +166,8 @@ struct InService {
     finish_ns: u64,
     /// The copies it serves, with their blocks.
     parts: Vec<(u32, Pending)>,
+    /// Dispatched by the scheduler the disk has now (not by one it replaced since).
+    by_current: bool,
 }
 
 /// KDSim's virtual disk.
@@ -487,7 +489,7 @@ impl VirtualDisk {
         let io_ns = self.table.estimate(req.op, req.blocks as u64 * self.page_bytes, d);
         let mut parts = std::mem::take(&mut self.spare_parts);
         self.matcher.take_into(req.op, req.block, req.blocks, &mut parts);
-        self.in_service = Some(InService { req, io_ns, finish_ns: self.clock + io_ns, parts });
+        self.in_service = Some(InService { req, io_ns, finish_ns: self.clock + io_ns, parts, by_current: true });
         true
     }
 
@@ -514,8 +516,30 @@ impl VirtualDisk {
                 io_ns: s.io_ns as f64 * n as f64 / total as f64,
             });
         }
-        self.sched.completed(&s.req, s.finish_ns);
+        if s.by_current {
+            self.sched.completed(&s.req, s.finish_ns);
+        }
         self.spare_parts = s.parts;
+    }
+
+    /// The scheduler's name.
+    pub fn scheduler_name(&self) -> String {
+        self.sched.name()
+    }
+
+    /// Puts `sched` in place of the disk's scheduler at `now_ns` (after advancing to it), as
+    /// [`crate::sched::hand_over`] does for a real device: the requests queued move to `sched`
+    /// oldest first, the one in service finishes (and its completion is told to neither), the
+    /// waiting and process queues are unchanged. `None`, with nothing changed, when the old
+    /// scheduler cannot hand its queue over.
+    pub fn replace_scheduler(&mut self, mut sched: Box<dyn Scheduler>, now_ns: u64) -> Option<usize> {
+        self.advance(now_ns);
+        let n = crate::sched::hand_over(&mut *self.sched, &mut *sched, self.clock)?;
+        self.sched = sched;
+        if let Some(s) = &mut self.in_service {
+            s.by_current = false;
+        }
+        Some(n)
     }
 }
 

@@ -22,6 +22,7 @@ pub mod kdsim_accuracy;
 pub mod kdsim_table1;
 pub mod prefetch_cache;
 pub mod redcap_patterns;
+pub mod sched_select;
 pub mod split_experiment;
 pub mod split_tables;
 
@@ -267,6 +268,7 @@ pub static REPROS: &[ReproInfo] = &[
     redcap_patterns::INFO,
     ada_patterns::INFO,
     ada_aip::INFO,
+    sched_select::INFO,
 ];
 
 /// The status table of `docs/reproductions.md`: one row per report, with how many checks agree

@@ -480,6 +480,12 @@ impl Scheduler for Anticipatory {
     fn merges(&self) -> u64 {
         self.queues[0].merges() + self.queues[1].merges()
     }
+    fn take_queued(&mut self) -> Option<Vec<IoRequest>> {
+        let [reads, writes] = &mut self.queues;
+        let mut v = reads.take_all();
+        v.extend(writes.take_all());
+        Some(super::oldest_first(v))
+    }
 
     fn wake_at(&self) -> Option<u64> {
         (self.antic == Antic::WaitNext).then(|| self.antic_start.saturating_add(self.p.antic_expire))

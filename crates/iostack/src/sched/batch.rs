@@ -59,4 +59,10 @@ impl Scheduler for Batch {
     fn merges(&self) -> u64 {
         self.queue.merges()
     }
+    fn take_queued(&mut self) -> Option<Vec<IoRequest>> {
+        // The current batch in the order it would have been served, then the queue.
+        let mut v: Vec<IoRequest> = self.batch.drain(..).rev().collect();
+        v.extend(self.queue.take_all());
+        Some(super::oldest_first(v))
+    }
 }

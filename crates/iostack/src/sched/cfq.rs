@@ -520,6 +520,15 @@ impl Scheduler for Cfq {
     fn merges(&self) -> u64 {
         self.queues.iter().map(|q| q.sort.merges()).sum()
     }
+    fn take_queued(&mut self) -> Option<Vec<IoRequest>> {
+        // The dispatch list first (CFQ chose those), then every process queue.
+        let mut v: Vec<IoRequest> = self.ready.drain(..).collect();
+        for q in &mut self.queues {
+            v.extend(q.sort.take_all());
+        }
+        self.held = 0;
+        Some(super::oldest_first(v))
+    }
 
     fn wake_at(&self) -> Option<u64> {
         self.idle_until

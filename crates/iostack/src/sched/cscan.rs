@@ -46,4 +46,7 @@ impl Scheduler for CScan {
     fn merges(&self) -> u64 {
         self.queue.merges()
     }
+    fn take_queued(&mut self) -> Option<Vec<IoRequest>> {
+        Some(self.queue.take_all())
+    }
 }

@@ -116,4 +116,10 @@ impl Scheduler for Deadline {
     fn merges(&self) -> u64 {
         self.queues[0].merges() + self.queues[1].merges()
     }
+    fn take_queued(&mut self) -> Option<Vec<IoRequest>> {
+        let [reads, writes] = &mut self.queues;
+        let mut v = reads.take_all();
+        v.extend(writes.take_all());
+        Some(super::oldest_first(v))
+    }
 }

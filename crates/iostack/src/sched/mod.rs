@@ -35,6 +35,7 @@ pub mod history;
 pub mod noop;
 pub mod plug;
 pub mod queue;
+pub mod select;
 pub mod spec;
 pub mod sstf;
 
@@ -118,6 +119,50 @@ pub trait Scheduler: std::any::Any + Send {
     /// (CFQ, anticipatory) decide here; to hold the device idle they answer `None` from
     /// `dispatch` and name the end of the wait through `wake_at`. The default does nothing.
     fn completed(&mut self, _req: &IoRequest, _now_ns: u64) {}
+    /// Hands over every request queued and not yet dispatched, oldest first (by `arrival_ns`,
+    /// then the order the scheduler would have taken them in), for a scheduler that takes this
+    /// one's place ([`hand_over`]); `None` if this scheduler cannot.
+    ///
+    /// Contract: the requests returned are exactly those queued (merged requests as merged,
+    /// requests a scheduler moved to its dispatch list and not yet dispatched included), each
+    /// once; afterwards `queued()` is 0 and the scheduler is retired: the caller drops it and
+    /// tells it nothing more (not even the completions of requests it dispatched, which the
+    /// device still finishes). The default answers `None`.
+    fn take_queued(&mut self) -> Option<Vec<IoRequest>> {
+        None
+    }
+    /// What the scheduler reports at the end of the run, beside its counts (`None`: nothing).
+    /// A scheduler that selects among others on line reports its decisions here (see
+    /// [`select`]).
+    fn report(&self) -> Option<serde_json::Value> {
+        None
+    }
+}
+
+/// Puts `to` in `from`'s place: every request queued in `from` and not yet dispatched is added
+/// to `to` at `now_ns`, oldest first, keeping its `arrival_ns` (so deadlines and FIFO expiry run
+/// from the original arrival), and `from` is retired (see [`Scheduler::take_queued`]). `to` may
+/// merge the requests handed over as it merges any it is given (merges are counted by `to`).
+/// Requests `from` dispatched are not handed over: the device finishes them, and the caller
+/// tells neither scheduler of their completion (`to` never dispatched them; `from` is retired).
+/// `to`'s wake-up (`wake_at`) is its own: the caller asks for it after the hand-over, as after
+/// any `add`. A plugged `from` hands over what its plug held; a plugged `to` decides afresh
+/// whether to plug. Returns the requests handed over (before `to` merged them), or `None`, with
+/// nothing changed, when `from` cannot hand over its queue.
+pub fn hand_over(from: &mut dyn Scheduler, to: &mut dyn Scheduler, now_ns: u64) -> Option<usize> {
+    let queued = from.take_queued()?;
+    let n = queued.len();
+    for r in queued {
+        to.add(r, now_ns);
+    }
+    Some(n)
+}
+
+/// `v` oldest first: a stable sort by `arrival_ns`, so that requests of one instant keep the
+/// order they were given in (for [`Scheduler::take_queued`]).
+pub(crate) fn oldest_first(mut v: Vec<IoRequest>) -> Vec<IoRequest> {
+    v.sort_by_key(|r| r.arrival_ns);
+    v
 }
 
 /// Settings every scheduler shares.

@@ -128,6 +128,12 @@ impl Scheduler for Plug {
         self.plugged_at = None;
         self.inner.completed(req, now_ns);
     }
+
+    fn take_queued(&mut self) -> Option<Vec<IoRequest>> {
+        let v = self.inner.take_queued()?;
+        self.plugged_at = None;
+        Some(v)
+    }
 }
 
 #[cfg(test)]

@@ -378,6 +378,16 @@ impl RequestQueue {
         new_id
     }
 
+    /// Removes every queued request, oldest first (the order `oldest` would give them in); the
+    /// merge count stays.
+    pub fn take_all(&mut self) -> Vec<IoRequest> {
+        let mut out = Vec::with_capacity(self.len);
+        while let Some(id) = self.oldest() {
+            out.push(self.remove(id));
+        }
+        out
+    }
+
     /// Removes a queued request and returns it.
     #[inline]
     pub fn remove(&mut self, id: Id) -> IoRequest {

@@ -67,4 +67,7 @@ impl Scheduler for Sstf {
     fn merges(&self) -> u64 {
         self.queue.merges()
     }
+    fn take_queued(&mut self) -> Option<Vec<IoRequest>> {
+        Some(self.queue.take_all())
+    }
 }

@@ -131,6 +131,11 @@ pub struct StackConfig {
     /// always active.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ada: Option<String>,
+    /// Choose the scheduler on line between two (`crate::sched::select`):
+    /// `A,B[,window=1000][,cadence=tumbling|sliding][,table=PATH]`, A running first, KDSim's
+    /// virtual disk playing the other; takes the place of `sched`. Absent: `sched` throughout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_select: Option<String>,
     /// Also measure locality at the device per disk request (one reference per request, keyed by
     /// its start: the unit of Fox et al.'s affinity figures), beside the per-block `device`
     /// probe, with first references counted as this rule (`distinct`, `infinite`, `exclude` or a
@@ -189,6 +194,7 @@ impl Default for StackConfig {
             hints: None,
             per_process: false,
             ada: None,
+            sched_select: None,
             device_request_locality: None,
             interval: None,
         }

@@ -196,6 +196,10 @@ impl TimedRun {
             return Err(ConfigError::unknown("--layer", "layer", l, &[]));
         }
         // Each device has its own scheduler (and would have its own layers).
+        let select = match &config.sched_select {
+            None => None,
+            Some(spec) => Some(Self::select_config(config, spec, devices.len())?),
+        };
         let table = DeviceTable::new();
         let mut lanes = Vec::with_capacity(devices.len());
         for (id, device) in devices {
@@ -203,7 +207,11 @@ impl TimedRun {
                 None => None,
                 Some(i) => Some(table.dense(i).ok_or_else(|| ConfigError::new("--device", "the device map names more devices than a run can key apart"))?),
             };
-            let sched = crate::sched::build(&config.sched, crate::sched::SchedLimits::new(resolved.max_request_blocks, config.page_size))?;
+            let limits = crate::sched::SchedLimits::new(resolved.max_request_blocks, config.page_size);
+            let sched = match &select {
+                None => crate::sched::build(&config.sched, limits)?,
+                Some((cfg, table)) => Box::new(crate::sched::select::Select::new(cfg.clone(), limits, table.clone(), config.page_size)?),
+            };
             lanes.push((id, sched, Vec::<Box<dyn Layer>>::new(), device));
         }
         let settings = EngineSettings {
@@ -253,6 +261,25 @@ impl TimedRun {
             (None, None) => {}
         }
         Ok(run)
+    }
+
+    /// `--sched-select`'s settings and the virtual disk's starting table, for a stack of
+    /// `devices` devices.
+    fn select_config(config: &StackConfig, spec: &str, devices: usize) -> Result<(crate::sched::select::SelectConfig, crate::device::table::TableModel), ConfigError> {
+        let option = "--sched-select";
+        if config.sched != StackConfig::default().sched {
+            return Err(ConfigError::new(option, format!("takes the place of --sched (`{}`): give the schedulers to choose between in --sched-select alone", config.sched)));
+        }
+        if config.ada.is_some() {
+            return Err(ConfigError::new(option, "ADA and the scheduler controller each drive a virtual disk of their own; use one of --ada and --sched-select"));
+        }
+        if devices > 1 {
+            return Err(ConfigError::new(option, "one device only: the controller compares schedulers on a virtual disk timed by one device's table"));
+        }
+        let cfg = crate::sched::select::SelectConfig::parse(spec)?;
+        let acc = crate::kdsim::accuracy::AccuracyConfig { table: cfg.table.clone(), window: cfg.window as u64, ..Default::default() };
+        let table = crate::kdsim::accuracy::starting_table(config, &acc).map_err(|e| ConfigError::new("--sched-select table", e.to_string()))?;
+        Ok((cfg, table))
     }
 
     /// The engine in the most compiled form the components allow.
@@ -495,6 +522,7 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         blk,
         redcap,
         ada,
+        sched_select: lanes[0].sched.report(),
         processes,
         locality,
         probes,

@@ -532,6 +532,11 @@ pub struct TimedReport {
     /// `activation_share`, the per-check sums under `windows`; see `blk::ada`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ada: Option<serde_json::Value>,
+    /// The scheduler controller's decisions with `sched_select` (`switches` as `{request,
+    /// time_ns, scheduler}`, each scheduler's `time_share`, the per-check sums under `windows`;
+    /// see `sched::select`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sched_select: Option<serde_json::Value>,
     pub processes: Vec<ProcessReport>,
     /// Locality of the stream crossing each boundary (`null` with `locality = false`).
     #[serde(default)]
