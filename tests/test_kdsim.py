@@ -116,3 +116,20 @@ def test_errors(tmp_path, ssd_table):
     with pytest.raises(ValueError, match="capacity"):
         iostack.kdsim_train("fixed:1ms", tmp_path / "x.json")
     assert not (tmp_path / "x.json").exists()
+
+
+def test_accuracy_with_redcap_matches_the_cli(tmp_path, ssd_table):
+    """`kdsim_accuracy(redcap=...)`: REDCAP always on in front of both disks, as `--redcap`."""
+    table, _ = ssd_table
+    t = _trace(tmp_path)
+    r = iostack.kdsim_accuracy(t, "ssd:x25m", table=table, window=100, cache_size=16, prefetch="none", redcap="on")
+    assert r["redcap"] is not None and r["redcap"]["requests"] > 0
+    assert iostack.kdsim_accuracy(t, "ssd:x25m", table=table, window=100, cache_size=16, prefetch="none")["redcap"] is None
+    cli = subprocess.run(
+        [sys.executable, "-m", "iostack.cli", "kdsim", "accuracy", str(t), "--device", "ssd:x25m", "--table", str(table),
+         "--window", "100", "--cache", "16", "--prefetch", "none", "--redcap", "on", "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    c = json.loads(cli.stdout)
+    assert c["windows"] == r["windows"].to_dict("records")
+    assert c["redcap"] == r["redcap"]

@@ -1,6 +1,8 @@
 """iostack.run: the timed stack from Python."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -135,3 +137,25 @@ def test_ada_from_python(tmp_path):
         iostack.run(t, cache=8, locality=False, ada="on")
     with pytest.raises(ValueError, match="cadence"):
         iostack.run(t, cache=8, locality=False, redcap="on", ada="cadence=daily")
+
+
+def test_sched_select_from_python(tmp_path):
+    """`iostack.run(sched_select=...)` gives the command line's report and refuses bad specs."""
+    t = tmp_path / "ior.csv"
+    subprocess.run([sys.executable, "-m", "iostack.cli", "gen", "ior", "--processes", "4", "--param", "file_size=4MiB", "-o", str(t)],
+                   check=True, capture_output=True)
+    opts = dict(prefetch="none", cache=8, max_request="128KiB", locality=False)
+    r = iostack.run(t, sched_select="deadline,cfq,window=100", **opts)
+    s = r["sched_select"]
+    assert s["window"] == 100 and s["reads"] == 256 and s["checks"] == 2
+    assert [x["spec"] for x in s["schedulers"]] == ["deadline", "cfq"]
+    assert r["config"]["sched_select"] == "deadline,cfq,window=100"
+    cli = subprocess.run(
+        [sys.executable, "-m", "iostack.cli", "run", str(t), "--prefetch", "none", "--cache", "8", "--max-request", "128KiB",
+         "--no-locality", "--sched-select", "deadline,cfq,window=100", "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    assert json.loads(cli.stdout)["sched_select"] == s
+    assert "sched_select" not in iostack.run(t, **opts)
+    with pytest.raises(ValueError, match="two schedulers"):
+        iostack.run(t, sched_select="cfq", **opts)
