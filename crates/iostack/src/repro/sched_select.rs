@@ -242,30 +242,3 @@ pub fn report(w: &Phases, runs: &[TimedReport]) -> Report {
         figures: vec![figure, sums],
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Prints the controller's switches, and its window sums, for three pairs and three margins
-    /// on the reproduction's workload (run with --ignored --nocapture).
-    #[test]
-    #[ignore]
-    fn explore() {
-        let trained = Trained::new("hdd:st3400620as").unwrap();
-        let w = Phases::default();
-        for sel in ["cfq,deadline", "anticipatory,deadline", "deadline,cfq"] {
-            for margin in [0, 10, 25] {
-                let r = run(&trained.config(&format!("{sel},margin={margin}")), &w).unwrap();
-                let s = r.sched_select.as_ref().unwrap();
-                let sw: Vec<String> = s["switches"].as_array().unwrap().iter().map(|x| format!("{}@{}", x["scheduler"].as_str().unwrap(), x["request"])).collect();
-                println!("{sel} margin={margin}: {:.3} {}", r.elapsed_ns as f64 / 1e9, sw.join(" "));
-                if margin == 0 {
-                    for c in s["windows"].as_array().unwrap() {
-                        println!("   {} {:.3}s a={:.1} ({}) b={:.1} ({}) {}", c["request"], c["time_ns"].as_f64().unwrap() / 1e9, c["a_ms"].as_f64().unwrap_or(-1.0), c["a_requests"], c["b_ms"].as_f64().unwrap_or(-1.0), c["b_requests"], c["running"]);
-                    }
-                }
-            }
-        }
-    }
-}
