@@ -25,7 +25,8 @@
 //! above `loop_gt` (4): each fetch takes one empty frame or one free block (J3 keeps both
 //! thresholds literal). The batch goes out sorted by block number (the prototype sorts its
 //! batch because the Ultrix driver is FCFS, l.729-737); with `b=1` there is no scheduling
-//! (l.1002-1003). Besides the access that moved the cursor, a batch may start when the
+//! (l.1002-1003), and `sort=off` issues each batch in list order (not the paper's: it separates
+//! what issuing B prefetches at once does from what sorting them does). Besides the access that moved the cursor, a batch may start when the
 //! process's last prefetch completes (the disk fell idle for it, [`Prefetcher::on_complete`]).
 //!
 //! Victims (l.752-769): LRU-SP picks the process that gives up a frame, and that process's
@@ -68,11 +69,12 @@ pub const INFO: PrefetcherInfo = PrefetcherInfo {
         let loop_gt = spec.u64("loop_gt", 4, 0, u32::MAX as u64)?;
         let window = spec.u64("window", 32, 0, 64)? as u32;
         let oblivious = spec.choice("oblivious", "seq", &["seq", "none"])? == "seq";
-        Ok(Box::new(ControlledAggressive::new(Params { b, trigger_min, loop_gt, window, oblivious })))
+        let sort = spec.choice("sort", "on", &["on", "off"])? == "on";
+        Ok(Box::new(ControlledAggressive::new(Params { b, trigger_min, loop_gt, window, oblivious, sort })))
     },
 };
 
-/// The parameters (spec keys `b`, `trigger_min`, `loop_gt`, `window`, `oblivious`).
+/// The parameters (spec keys `b`, `trigger_min`, `loop_gt`, `window`, `oblivious`, `sort`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Params {
     pub b: usize,
@@ -81,11 +83,14 @@ pub struct Params {
     /// Accesses over which a list's unpredicted share is judged (0: never drop).
     pub window: u32,
     pub oblivious: bool,
+    /// Each batch goes out sorted by block number (the scheduling of l.312-319); off, in list
+    /// order, which separates the effect of issuing B prefetches at once from that of sorting.
+    pub sort: bool,
 }
 
 impl Default for Params {
     fn default() -> Self {
-        Params { b: 16, trigger_min: 4, loop_gt: 4, window: 32, oblivious: true }
+        Params { b: 16, trigger_min: 4, loop_gt: 4, window: 32, oblivious: true, sort: true }
     }
 }
 
@@ -301,7 +306,9 @@ impl ControlledAggressive {
         pr.counts.batches += 1;
         pr.counts.prefetched += batch.len() as u64;
         let mut blocks: Vec<ListBlock> = batch.iter().map(|&i| pr.list[i]).collect();
-        blocks.sort_unstable_by_key(|l| (l.device, l.block));
+        if p.sort {
+            blocks.sort_unstable_by_key(|l| (l.device, l.block));
+        }
         for l in &blocks {
             let k = block_key(l.device, l.block);
             pr.outstanding.insert(k);
@@ -330,6 +337,9 @@ impl Prefetcher for ControlledAggressive {
         }
         if !p.oblivious {
             s += ",oblivious=none";
+        }
+        if !p.sort {
+            s += ",sort=off";
         }
         s
     }
@@ -518,6 +528,13 @@ mod tests {
         ca.on_access(&access(1, 50, false), &Empty { free: 10 }, &mut out);
         let blocks: Vec<u64> = out.iter().map(|f| f.block).collect();
         assert_eq!(blocks, [7, 8, 9, 20, 30, 40], "6 of 10 frames, sorted");
+        // sort=off: the same batch in list order.
+        let mut listed = ControlledAggressive::new(Params { sort: false, ..Params::default() });
+        listed.set_lists(BTreeMap::from([(1, list(&[50, 9, 40, 8, 30, 7, 20, 6]))]));
+        let mut unsorted = Vec::new();
+        listed.on_access(&access(1, 50, false), &Empty { free: 10 }, &mut unsorted);
+        assert_eq!(unsorted.iter().map(|f| f.block).collect::<Vec<_>>(), [9, 40, 8, 30, 7, 20]);
+        assert_eq!(listed.name(), "ca:b=16,sort=off");
         // pCount > 0: no new batch until they complete.
         out.clear();
         ca.on_access(&access(1, 9, true), &Empty { free: 4 }, &mut out);

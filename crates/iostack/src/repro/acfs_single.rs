@@ -218,16 +218,17 @@ pub const INFO_FIG4_5: ReproInfo = ReproInfo {
     run: reproduce_fig4_5,
 };
 
-/// Figure 6-7's runs: `[app][batch]`, configuration 6 at 6.4 MB.
-pub fn fig6_runs(apps: &[&str], batches: &[u64], scale: Scale, progress: &Progress) -> Vec<Vec<Outcome>> {
+/// Figure 6-7's runs: `[app][batch]`, configuration 6 at 6.4 MB, with prefetcher `ca:b=B`
+/// followed by `extra` (e.g. `,sort=off`).
+pub fn fig6_runs(apps: &[&str], batches: &[u64], extra: &str, scale: Scale, progress: &Progress) -> Vec<Vec<Outcome>> {
     progress.expect((apps.len() * batches.len()) as u64);
     apps.iter()
         .map(|name| {
             batches
                 .iter()
                 .map(|&b| {
-                    let o = acfs_runs::run(&[app(name)], 6, CACHES[0], scale, |c| c.prefetch = format!("ca:b={b}")).expect("the paper's runs are valid");
-                    progress.step(&format!("{name} B={b}"));
+                    let o = acfs_runs::run(&[app(name)], 6, CACHES[0], scale, |c| c.prefetch = format!("ca:b={b}{extra}")).expect("the paper's runs are valid");
+                    progress.step(&format!("{name} B={b}{extra}"));
                     o
                 })
                 .collect()
@@ -235,7 +236,10 @@ pub fn fig6_runs(apps: &[&str], batches: &[u64], scale: Scale, progress: &Progre
         .collect()
 }
 
-pub fn fig6_report(apps: &[&str], batches: &[u64], runs: &[Vec<Outcome>], scale: Scale) -> Report {
+/// Figures 6-7 from their runs; `unsorted` are cs3's runs with each batch issued in list order
+/// (`ca:sort=off`), which separate what sorting does to the latency from what issuing B
+/// prefetches at once does (docs/reproductions.md).
+pub fn fig6_report(apps: &[&str], batches: &[u64], runs: &[Vec<Outcome>], unsorted: Option<&[Outcome]>, scale: Scale) -> Report {
     let bh = || std::iter::once("app".to_string()).chain(batches.iter().map(|b| format!("B={b}"))).collect::<Vec<_>>();
     let mut checks = Vec::new();
     let elapsed = Table {
@@ -248,6 +252,20 @@ pub fn fig6_report(apps: &[&str], batches: &[u64], runs: &[Vec<Outcome>], scale:
         header: bh(),
         rows: apps.iter().zip(runs).map(|(a, row)| std::iter::once(a.to_string()).chain(row.iter().map(|o| format!("{:.2}", o.latency_ms))).collect()).collect(),
     };
+    let mut tables = vec![elapsed, latency];
+    if let (Some(u), Some(i)) = (unsorted, apps.iter().position(|a| *a == "cs3")) {
+        let row = |what: &str, rs: &[Outcome], f: &dyn Fn(&Outcome) -> String| std::iter::once(what.to_string()).chain(rs.iter().map(f)).collect::<Vec<_>>();
+        tables.push(Table {
+            title: "cs3, each batch sorted (the paper's) and in list order (ca:sort=off): average disk access latency (ms) and device requests".into(),
+            header: std::iter::once("cs3".to_string()).chain(batches.iter().map(|b| format!("B={b}"))).collect(),
+            rows: vec![
+                row("latency, sorted", &runs[i], &|o| format!("{:.2}", o.latency_ms)),
+                row("latency, list order", u, &|o| format!("{:.2}", o.latency_ms)),
+                row("requests, sorted", &runs[i], &|o| o.device_requests.to_string()),
+                row("requests, list order", u, &|o| o.device_requests.to_string()),
+            ],
+        });
+    }
     let at = |b: u64| batches.iter().position(|&x| x == b).expect("batch size run");
     if let Some(i) = apps.iter().position(|a| *a == "cs3") {
         let upto: Vec<f64> = batches.iter().zip(&runs[i]).filter(|(b, _)| **b <= 16).map(|(_, o)| o.latency_ms).collect();
@@ -306,7 +324,7 @@ pub fn fig6_report(apps: &[&str], batches: &[u64], runs: &[Vec<Outcome>], scale:
         title: INFO_FIG6_7.title.into(),
         source: "Cao, Felten, Karlin, Li (papers/002), §5.3, Figures 6 and 7".into(),
         config,
-        tables: vec![elapsed, latency],
+        tables,
         checks,
         notes: notes(),
         figures,
@@ -314,8 +332,9 @@ pub fn fig6_report(apps: &[&str], batches: &[u64], runs: &[Vec<Outcome>], scale:
 }
 
 pub fn reproduce_fig6_7(progress: &Progress) -> Report {
-    let runs = fig6_runs(&FIG6_APPS, &BATCHES, Scale::Paper, progress);
-    fig6_report(&FIG6_APPS, &BATCHES, &runs, Scale::Paper)
+    let runs = fig6_runs(&FIG6_APPS, &BATCHES, "", Scale::Paper, progress);
+    let unsorted = fig6_runs(&["cs3"], &BATCHES, ",sort=off", Scale::Paper, progress);
+    fig6_report(&FIG6_APPS, &BATCHES, &runs, Some(&unsorted[0]), Scale::Paper)
 }
 
 pub const INFO_FIG6_7: ReproInfo = ReproInfo {
@@ -356,7 +375,7 @@ mod tests {
         assert!(psel2[2] < psel2[1] && psel2[5] < psel2[4], "psel2: {psel2:?}");
         assert!(gli[2] <= gli[1] + 0.05 && gli[5] <= gli[4] + 0.05, "gli: {gli:?}");
         // At the paper's size (cs3 is small).
-        let cs3 = &fig6_runs(&["cs3"], &[1, 16], Scale::Paper, &Progress::none())[0];
+        let cs3 = &fig6_runs(&["cs3"], &[1, 16], "", Scale::Paper, &Progress::none())[0];
         assert!(cs3[1].latency_ms < cs3[0].latency_ms, "{:?}", cs3.iter().map(|o| o.latency_ms).collect::<Vec<_>>());
         // The report's form: a table per measure and cache, bars for both figures.
         let rep = fig4_report(&apps, &runs, Scale::Small);
