@@ -105,6 +105,11 @@ struct ProcWaiting {
 struct ProcState {
     /// Sync reads of this process in the process queue (scheduler or service).
     sync_in_flight: u32,
+    /// Reads of this process the virtual disk has not served yet (shared, waiting or process
+    /// queue): an exit takes effect once they are served.
+    reads_unserved: u32,
+    /// The process exited in the real system while some of its reads were still unserved here.
+    exit_pending: bool,
     /// R4: none of this process's requests moves before its parent's request of this serial is
     /// served.
     start_after: Option<u64>,
@@ -273,19 +278,34 @@ impl VirtualDisk {
         self.waiters.entry(child).or_default().push(parent);
     }
 
-    /// R4: `pid` exited; a parent waiting for it may go on.
+    /// R4: `pid` exited in the real system. A process exits after the reads it issued: it waited
+    /// for its synchronous reads and then used the pages of its readahead, so on the virtual disk
+    /// the exit takes effect once every read `pid` issued has been served here. Until then a
+    /// parent waiting for it stays held. (Taking the real exit at once would let a virtual disk
+    /// that lags the real one run a waiting parent's, and so the next child's, requests beside the
+    /// exited child's unserved ones: an interleaving the real system never had.)
     pub fn exit(&mut self, pid: u32, now_ns: u64) {
         self.advance(now_ns);
+        self.forked = true;
+        match self.procs.get_mut(&pid) {
+            Some(p) if p.reads_unserved > 0 => p.exit_pending = true,
+            _ => self.exited(pid),
+        }
+        self.move_waiting();
+    }
+
+    /// `pid`'s exit takes effect on the virtual disk: a parent waiting for it may go on.
+    fn exited(&mut self, pid: u32) {
+        self.sched.process_exit(pid, self.clock);
         for parent in self.waiters.remove(&pid).unwrap_or_default() {
             if let Some(p) = self.procs.get_mut(&parent) {
                 p.waiting_for.retain(|&(c, _)| c != pid);
             }
         }
         // An exited process issues nothing more: only a pending R4 hold of its own matters.
-        if self.procs.get(&pid).is_some_and(|p| p.start_after.is_none() && p.waiting_for.is_empty() && p.sync_in_flight == 0) && !self.waiting.contains_key(&pid) {
+        if self.procs.get(&pid).is_some_and(|p| p.start_after.is_none() && p.waiting_for.is_empty() && p.sync_in_flight == 0 && p.reads_unserved == 0) && !self.waiting.contains_key(&pid) {
             self.procs.remove(&pid);
         }
-        self.move_waiting();
     }
 
     /// A process event of the trace, as it takes effect in the real system at `now_ns`: a fork
@@ -313,6 +333,7 @@ impl VirtualDisk {
         let st = self.procs.entry(req.pid).or_default();
         st.started = true;
         st.last_serial = Some(serial);
+        st.reads_unserved += (req.op != Op::Write) as u32;
         self.unserved.insert(serial);
         self.shared.push_back(Pending { req, arrival_ns: now_ns, queued_ns: 0, serial });
         self.move_waiting();
@@ -497,13 +518,20 @@ impl VirtualDisk {
         let mut s = self.in_service.take().expect("a request in service");
         let total: u64 = s.parts.iter().map(|(n, _)| *n as u64).sum::<u64>().max(1);
         self.process_queue -= s.parts.len();
+        let mut exits = Vec::new();
         for (n, p) in s.parts.drain(..) {
             self.unserved.remove(&p.serial);
-            if p.req.op != Op::Write && p.req.sync {
+            if p.req.op != Op::Write {
                 if let Some(st) = self.procs.get_mut(&p.req.pid) {
-                    st.sync_in_flight -= 1;
+                    st.sync_in_flight -= p.req.sync as u32;
+                    st.reads_unserved -= 1;
+                    if st.exit_pending && st.reads_unserved == 0 {
+                        exits.push(p.req.pid);
+                    }
                 }
-                self.dirty.push(p.req.pid);
+                if p.req.sync {
+                    self.dirty.push(p.req.pid);
+                }
             }
             self.completed.push(VirtualCompletion {
                 id: p.req.id,
@@ -518,6 +546,10 @@ impl VirtualDisk {
         }
         if s.by_current {
             self.sched.completed(&s.req, s.finish_ns);
+        }
+        // Exits waiting for these reads take effect after the scheduler heard of the completion.
+        for pid in exits {
+            self.exited(pid);
         }
         self.spare_parts = s.parts;
     }
@@ -689,6 +721,32 @@ mod tests {
         vd.drain();
         let ids: Vec<u64> = done(&mut vd).iter().map(|c| c.0).collect();
         assert_eq!(ids, vec![0, 1, 2, 4, 3]);
+    }
+
+    /// An exit reported by the real system while the virtual disk still has reads of the child to
+    /// serve takes effect once they are served: the waiting parent's next request does not run
+    /// beside them (a virtual disk lagging the real one would otherwise interleave the two).
+    #[test]
+    fn r4_an_exit_waits_for_the_childs_reads_on_the_virtual_disk() {
+        let mut vd = disk(1);
+        vd.fork(1, 7, true);
+        vd.submit(read(0, 7, 100, true), 0);
+        vd.submit(read(1, 7, 300, false), 0);
+        // The real child exited at 0.5 ms; here its reads end at 1 and 2 ms.
+        vd.exit(7, MS / 2);
+        vd.submit(read(2, 1, 500, true), MS / 2);
+        assert_eq!(waiting_ids(&vd), vec![2], "the parent still waits for its child");
+        vd.drain();
+        assert_eq!(done(&mut vd), vec![(0, 0, MS), (1, 0, 2 * MS), (2, 2 * MS, 3 * MS)]);
+        // Once the exit took effect, nothing of the child is kept.
+        assert!(!vd.procs.contains_key(&7));
+        // A child with nothing left to serve exits at once.
+        vd.fork(1, 8, true);
+        vd.submit(read(3, 8, 700, true), 3 * MS);
+        vd.advance(5 * MS);
+        vd.exit(8, 5 * MS);
+        vd.submit(read(4, 1, 900, true), 5 * MS);
+        assert!(waiting_ids(&vd).is_empty());
     }
 
     #[test]

@@ -155,9 +155,10 @@ impl BlockStage for Phased {
 }
 
 impl AccuracyRepro {
-    /// AIR with LKR's `cat` integrated into `find` (one pid per copy): the figures recorded in
-    /// `docs/devices.md` and `docs/reproductions.md` were measured so; with a child process per
-    /// file the virtual disk's LKR windows are much further apart (see `docs/devices.md`).
+    /// AIR with LKR's `cat` integrated into `find` (one pid per copy). With a child process per
+    /// file, CFQ idles for `find` while each `cat` waits, the model drive's read-ahead runs during
+    /// those waits, and the table, which cannot see time passing, misses it: LKR's windows are
+    /// tens of percent apart under CFQ (measured in `docs/devices.md`).
     pub(crate) fn benchmarks(&self) -> Benchmarks {
         let mut p = crate::workload::GenParams::new("air", [("file_size".to_string(), self.file_size.to_string()), ("lkr_files".into(), self.lkr_files.to_string()), ("lkr_dirs".into(), self.lkr_dirs.to_string()), ("lkr_cat".into(), "inline".into())]);
         Benchmarks::from_params("air", &mut p, &crate::workload::Common { seed: self.seed, ..Default::default() }).expect("valid AIR parameters")

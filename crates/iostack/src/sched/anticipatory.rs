@@ -40,9 +40,11 @@
 //!
 //! # Differences from the kernel
 //!
-//! - Processes in a trace never exit while the scheduler waits for them, so the kernel's exit
-//!   probabilities (which stop anticipation on processes likely to have exited) are left out;
-//!   a process whose trace has ended is waited for until `antic_expire` like any other.
+//! - The kernel's exit probabilities (`exit_prob`, `exit_no_coop`: anticipation stops on a
+//!   process that has exited, or on new processes when many exited soon after their first
+//!   request) are left out, and a process exit (`Scheduler::process_exit`) is ignored: a process
+//!   that has exited, or whose trace has ended, is waited for until `antic_expire` like any
+//!   other.
 //! - A dispatched request goes straight to the device, so the kernel's count of a process's
 //!   requests on the dispatch list but not yet started (`nr_dispatched` of `as_io_context`) is
 //!   always zero and left out.

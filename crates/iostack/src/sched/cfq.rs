@@ -534,6 +534,16 @@ impl Scheduler for Cfq {
         self.idle_until
     }
 
+    /// The kernel's `cfq_exit_cfqq` (2.6.20): when a task's I/O context goes away, its queue's
+    /// slice ends if it is the active one, so CFQ does not idle for a process that has exited
+    /// (`find` forking a `cat` per file would otherwise leave the disk idle `slice_idle` after
+    /// every file). Requests of its still queued are served in turn like any queue's.
+    fn process_exit(&mut self, pid: u32, _now_ns: u64) {
+        if self.active.is_some_and(|q| self.queues[q].key == Key::Sync(pid)) {
+            self.slice_expired();
+        }
+    }
+
     fn completed(&mut self, req: &IoRequest, now_ns: u64) {
         let sync = is_sync(req);
         let Some(&q) = self.index.get(&key_of(req)) else { return };
@@ -605,6 +615,23 @@ mod tests {
         // the completion at 110 ms ends the slice, and the round's last request, already in
         // the dispatch list, is still served: 12 requests.
         assert!(runs[..3].iter().all(|r| r.1 == 12), "{runs:?}");
+    }
+
+    /// The kernel ends the slice of an exited process's queue: no idling for it.
+    #[test]
+    fn an_exit_ends_the_idle_wait_for_the_process() {
+        let mut s = cfq(CfqParams::default());
+        s.add(rd(1, 0, 0), 0);
+        s.add(rd(2, 500_000, 0), 0);
+        let (r, t) = serve(&mut s, 0, MS).unwrap();
+        assert_eq!(r.pid, 1);
+        assert_eq!(s.dispatch(t), None, "idling for process 1");
+        // Another process's exit changes nothing.
+        s.process_exit(3, t);
+        assert_eq!(s.dispatch(t), None);
+        s.process_exit(1, t);
+        assert_eq!(s.wake_at(), None);
+        assert_eq!(s.dispatch(t).map(|r| r.pid), Some(2), "served at once after the exit");
     }
 
     #[test]

@@ -119,6 +119,14 @@ pub trait Scheduler: std::any::Any + Send {
     /// (CFQ, anticipatory) decide here; to hold the device idle they answer `None` from
     /// `dispatch` and name the end of the wait through `wake_at`. The default does nothing.
     fn completed(&mut self, _req: &IoRequest, _now_ns: u64) {}
+    /// Process `pid` exited at `now_ns` (a trace's exit event, or the end of its requests when
+    /// the trace has process events).
+    ///
+    /// Contract: called at most once per process, after every request of it that the process
+    /// waited for has completed; the engine asks `dispatch` again afterwards. A scheduler that
+    /// idles or anticipates on a process stops waiting for it here, as the kernel does when a
+    /// task's I/O context goes away. The default does nothing.
+    fn process_exit(&mut self, _pid: u32, _now_ns: u64) {}
     /// Hands over every request queued and not yet dispatched, oldest first (by `arrival_ns`,
     /// then the order the scheduler would have taken them in), for a scheduler that takes this
     /// one's place ([`hand_over`]); `None` if this scheduler cannot.

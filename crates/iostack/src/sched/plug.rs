@@ -129,6 +129,10 @@ impl Scheduler for Plug {
         self.inner.completed(req, now_ns);
     }
 
+    fn process_exit(&mut self, pid: u32, now_ns: u64) {
+        self.inner.process_exit(pid, now_ns);
+    }
+
     fn take_queued(&mut self) -> Option<Vec<IoRequest>> {
         let v = self.inner.take_queued()?;
         self.plugged_at = None;

@@ -496,6 +496,10 @@ impl Scheduler for Select {
         self.vd.table_mut().observe(req.op, req.blocks as u64 * self.page_bytes, f.distance, io);
     }
 
+    fn process_exit(&mut self, pid: u32, now_ns: u64) {
+        self.real.process_exit(pid, now_ns);
+    }
+
     fn take_queued(&mut self) -> Option<Vec<IoRequest>> {
         // Only the running scheduler's queue is real; the controller's own state is dropped.
         self.real.take_queued()

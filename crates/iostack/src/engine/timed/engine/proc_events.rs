@@ -176,6 +176,12 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if let Some(st) = self.stage.as_mut() {
             st.process_event(e, self.now);
         }
+        if e.kind == ProcessEventKind::Exit {
+            for lane in &mut self.lanes {
+                lane.sched.process_exit(e.pid, self.now);
+            }
+            self.kick_lanes();
+        }
         if e.kind == ProcessEventKind::Exit && self.tracking.as_ref().is_some_and(|t| t.controlled_policy()) {
             self.policy.process_exit(e.pid);
         }
