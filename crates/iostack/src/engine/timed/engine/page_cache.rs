@@ -7,11 +7,17 @@ use super::*;
 impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Device + ?Sized> Engine<P, F, S, D> {
     // ----- requests -----
 
+    /// Process `p` gets to the next entry of its queue.
+    #[inline(always)]
+    pub(super) fn start_queued(&mut self, p: u32, q: Queued) {
+        match q {
+            Queued::Request(r) => self.start_request(p, r),
+            Queued::Event { time_ns, index } => self.run_proc_event(p, time_ns, index),
+        }
+    }
+
     #[inline(always)]
     pub(super) fn start_request(&mut self, p: u32, r: Request) {
-        if r.length == proc_events::EVENT_LEN {
-            return self.run_proc_event(p, r);
-        }
         if self.series.is_some() {
             self.series_issue();
         }
@@ -252,7 +258,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 let st = self.blocks.or_empty(key);
                 st.flags |= INFLIGHT;
                 self.waits[node as usize].next = std::mem::replace(&mut st.read_waiters, node);
-                self.push_read(device, block, Cause::Demand, true, pid);
+                self.push_block(Op::Read, device, block, Cause::Demand, true, pid);
                 fetched_now = true;
                 self.drain_side();
             }
@@ -304,7 +310,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             let st = self.blocks.or_empty(key);
             st.flags |= INFLIGHT | PREFETCHED | if is_marker { MARKER } else { 0 };
             self.c.cache.prefetch_issued += 1;
-            self.push_read(f.device, block, Cause::Prefetch, false, pid);
+            self.push_block(Op::Read, f.device, block, Cause::Prefetch, false, pid);
             self.drain_side();
         }
     }
@@ -352,7 +358,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if self.s.write_through {
             self.c.cache.write_through += 1;
             self.wait_write(key);
-            self.push_write(device, block, Cause::Demand, true, pid);
+            self.push_block(Op::Write, device, block, Cause::Demand, true, pid);
         } else if newly_dirty {
             self.dirty_fifo.push_back((self.now, key));
             if !self.flush_armed {
@@ -431,7 +437,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if flags & DIRTY != 0 {
             self.c.cache.writeback_evict += 1;
             let (device, block) = split_block_key(key);
-            self.push_write(device, block, Cause::Writeback, false, self.acting_pid);
+            self.push_block(Op::Write, device, block, Cause::Writeback, false, self.acting_pid);
         }
     }
 
@@ -511,17 +517,18 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             }
             return;
         };
-        let think = self.think_before(p, next);
+        let think = self.think_before(p, next.time_ns());
         self.push(self.now + think, Kind::Issue, p);
     }
 
-    /// Think time of process `p` before issuing `next`.
+    /// Think time of process `p` before issuing what it has queued next, at trace time
+    /// `next_ns`.
     #[inline]
-    pub(super) fn think_before(&self, p: u32, next: &Request) -> u64 {
+    pub(super) fn think_before(&self, p: u32, next_ns: u64) -> u64 {
         match self.s.resolved.think {
             Think::None => 0,
             Think::Fixed(t) => t,
-            Think::Trace => next.time_ns.saturating_sub(self.procs[p as usize].last_trace_ns),
+            Think::Trace => next_ns.saturating_sub(self.procs[p as usize].last_trace_ns),
         }
     }
 }
