@@ -283,14 +283,14 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let kept = if self.keep_service { Some(self.in_device_service[slot as usize]) } else { None };
         self.c.end_ns = self.now;
         let q2c = self.now - r.arrival_ns;
-        let [read, write, demand] = &mut self.c.device_response;
+        // Each request in one histogram (reads are the merge of two, at the end).
+        let [other_read, write, demand] = &mut self.c.device_response;
         if r.op.is_write() {
             write.record(q2c);
+        } else if r.cause == Cause::Demand {
+            demand.record(q2c);
         } else {
-            read.record(q2c);
-            if r.cause == Cause::Demand {
-                demand.record(q2c);
-            }
+            other_read.record(q2c);
         }
         if self.latency_log.is_some() {
             let (service, dispatch_ns) = kept.expect("service kept for the latency log");

@@ -278,54 +278,60 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     /// event due at or before it), which is what most completions lead to; the event order, and so
     /// every result, is the same as going through the queue. Returns whether it issued one
     /// (`false`: the issue was left to the queue, or `p` has no more requests). Inlined into its
-    /// one caller, and starts the request itself, so that the request read from the batch goes
-    /// to `start_request` without being returned.
+    /// one caller; the common case, `p`'s next request straight from the trace, goes to
+    /// `start_request` as read, without passing through the queue's entry type.
     #[inline(always)]
     pub(super) fn issue_next_inline(&mut self, reader: &mut dyn crate::trace::TraceReader, p: u32) -> InputResult<bool> {
         debug_assert_eq!(self.ready, [p]);
         self.ready.clear();
         // p's next request: queued already, else the trace's next if it is p's, else what
         // `fill` finds (queueing the other processes' requests on the way).
-        let next = match self.procs[p as usize].queue.pop_front() {
-            Some(q) => q,
-            None => {
-                let got = match self.next_request(reader)? {
-                    Some(r) => {
-                        let q = self.proc_index(&r);
-                        if q == p && self.procs[p as usize].queue.is_empty() {
-                            Some(Queued::Request(r))
-                        } else {
-                            self.enqueue(q, Queued::Request(r));
-                            self.fill(reader, Some(p))?;
-                            self.procs[p as usize].queue.pop_front()
-                        }
-                    }
-                    // The end of the trace may have placed an event of p's.
-                    None => self.procs[p as usize].queue.pop_front(),
-                };
-                match got {
-                    Some(q) => q,
-                    None => {
-                        if self.proc_events.is_some() {
-                            self.proc_ended(p);
-                        }
+        if self.procs[p as usize].queue.is_empty() {
+            if let Some(r) = self.next_request(reader)? {
+                let q = self.proc_index(&r);
+                // (Reading may have placed an event of p's, which comes first.)
+                if q == p && self.procs[p as usize].queue.is_empty() {
+                    if !self.issue_due(p, r.time_ns) {
+                        self.procs[p as usize].queue.push_back(Queued::Request(r));
                         return Ok(false);
                     }
+                    self.start_request(p, r);
+                    return Ok(true);
                 }
+                self.enqueue(q, Queued::Request(r));
+                self.fill(reader, Some(p))?;
             }
+            // At the end of the trace, reading may have placed an event of p's.
+        }
+        let Some(next) = self.procs[p as usize].queue.pop_front() else {
+            if self.proc_events.is_some() {
+                self.proc_ended(p);
+            }
+            return Ok(false);
         };
-        let t = self.now + self.think_before(p, next.time_ns());
+        if !self.issue_due(p, next.time_ns()) {
+            self.procs[p as usize].queue.push_front(next);
+            return Ok(false);
+        }
+        self.start_queued(p, next);
+        Ok(true)
+    }
+
+    /// Closed loop: whether process `p` issues what it has next (at trace time `next_ns`) now,
+    /// after its think time, with no other event due first; then the clock is at its issue.
+    /// Otherwise the issue is left to the event queue (the caller queues the request).
+    #[inline(always)]
+    pub(super) fn issue_due(&mut self, p: u32, next_ns: u64) -> bool {
+        let t = self.now + self.think_before(p, next_ns);
         let other_due = self.inline.is_some_and(|e| e.time <= t) || self.heap.peek().is_some_and(|Reverse(e)| e.time <= t);
         if other_due {
-            self.procs[p as usize].queue.push_front(next);
             self.push(t, Kind::Issue, p);
-            return Ok(false);
+            return false;
         }
         // The sequence number the issue event would have taken.
         self.seq += 1;
         self.now = t;
-        self.start_queued(p, next);
-        Ok(true)
+        true
     }
 
     /// Closed loop, after an event: the processes whose request completed continue (here, after

@@ -213,8 +213,9 @@ pub(crate) struct Counters {
     pub response_write: LogHistogram,
     /// Requests completed (the series takes differences of it).
     pub completed: u64,
-    /// Device requests from entering the scheduler to completion: reads, writes, demand reads
-    /// (all: the merge of reads and writes, at the end).
+    /// Device requests from entering the scheduler to completion: reads other than demand
+    /// reads, writes, demand reads (reads: the merge of the first and the last; all: of the
+    /// three, at the end).
     pub device_response: [LogHistogram; 3],
     pub blk: BlkCounts,
     pub elapsed_ns: u64,

@@ -8,7 +8,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     // ----- requests -----
 
     /// Process `p` gets to the next entry of its queue.
-    #[inline(always)]
+    #[inline]
     pub(super) fn start_queued(&mut self, p: u32, q: Queued) {
         match q {
             Queued::Request(r) => self.start_request(p, r),
@@ -42,23 +42,40 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             seen.time_ns = self.now;
             self.notify(Boundary::Front, &seen);
         }
-        let ps = self.s.page_size;
         let (first, end) = self.pages.block_range(&r);
         self.c.front.blocks += end - first;
         self.cur = Pending { proc: p, issue_ns: self.now, outstanding: 0, write };
         debug_assert_eq!(self.cur_slot, NIL);
-        let tracked = self.tracking.is_some();
-        let hits_before = if tracked { self.c.cache.hits } else { 0 };
-        if tracked {
-            self.track_request(&r, pid);
+        // Two forms of one loop, so that the default stack tests nothing per block for the
+        // per-process counts it does not keep.
+        if self.tracking.is_some() {
+            self.references::<true>(&r, pid, first, end);
+        } else {
+            self.references::<false>(&r, pid, first, end);
         }
-        if write {
+        self.flush_runs();
+        self.kick();
+        // Nothing to wait for: the request completed now.
+        if std::mem::replace(&mut self.cur_slot, NIL) == NIL {
+            self.request_done(self.cur.proc, self.cur.issue_ns, self.cur.write);
+        }
+    }
+
+    /// The references of request `r` of `pid` to its blocks `first..end`, with the per-process
+    /// counts and application control of [`Tracking`] when `TRACKED`.
+    #[inline(always)]
+    pub(super) fn references<const TRACKED: bool>(&mut self, r: &Request, pid: u32, first: u64, end: u64) {
+        let hits_before = self.c.cache.hits;
+        if TRACKED {
+            self.track_request(r, pid);
+        }
+        if r.op.is_write() {
             for b in first..end {
-                if tracked {
-                    self.track_block(&r, b);
+                if TRACKED {
+                    self.track_block(r, b);
                 }
                 self.access_write(r.device, b, pid);
-                if tracked {
+                if TRACKED {
                     self.track_reference(pid);
                 }
             }
@@ -67,7 +84,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             let (id, is_device, first_index, size_pages) = match r.file {
                 Some(f) => {
                     let size = match f.size {
-                        Some(sz) => sz.div_ceil(ps),
+                        Some(sz) => sz.div_ceil(self.s.page_size),
                         None => self.extents.get(&(false, f.id)).copied().unwrap_or(u64::MAX),
                     };
                     (f.id, false, self.pages.page_of(f.offset), size)
@@ -78,23 +95,17 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             };
             for b in first..end {
                 let file = FileView { id, is_device, index: first_index + (b - first), size_pages };
-                if tracked {
-                    self.track_block(&r, b);
+                if TRACKED {
+                    self.track_block(r, b);
                 }
                 self.access_read(r.device, b, file, end - b, pid);
-                if tracked {
+                if TRACKED {
                     self.track_reference(pid);
                 }
             }
         }
-        if tracked {
+        if TRACKED {
             self.track_request_done(pid, end - first, self.c.cache.hits - hits_before);
-        }
-        self.flush_runs();
-        self.kick();
-        // Nothing to wait for: the request completed now.
-        if std::mem::replace(&mut self.cur_slot, NIL) == NIL {
-            self.request_done(self.cur.proc, self.cur.issue_ns, self.cur.write);
         }
     }
 
