@@ -103,11 +103,18 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 return Err(self.unmapped_device(&r));
             }
         }
-        // The running maximum in a local and the count added once: one compare per request.
+        // One pass over the batch: the key of each request's first block, for the memory hints
+        // above, and the order check, with the running maximum in a local and the count added
+        // once (one compare per request).
         let t0 = self.t0.unwrap_or(self.batch[0].time_ns);
+        let pages = self.pages;
         let o = &mut self.order;
         let mut max_raw = o.max_raw_ns;
-        for (i, r) in self.batch.iter().enumerate() {
+        let keys = &mut self.batch_keys;
+        keys.clear();
+        keys.resize(self.batch.len(), 0);
+        for (i, (r, k)) in self.batch.iter().zip(keys.iter_mut()).enumerate() {
+            *k = block_key(r.device, pages.page_of(r.offset));
             if r.time_ns < max_raw {
                 o.backwards += 1;
                 if o.first_backwards.is_none() {
@@ -119,10 +126,6 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
         o.max_raw_ns = max_raw;
         o.read += self.batch.len() as u64;
-        // The key of each request's first block, for the memory hints above.
-        let pages = self.pages;
-        self.batch_keys.clear();
-        self.batch_keys.extend(self.batch.iter().map(|r| block_key(r.device, pages.page_of(r.offset))));
         self.set_batch_stop();
         Ok(true)
     }
