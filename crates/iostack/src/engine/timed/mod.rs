@@ -515,8 +515,9 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         devices,
         response: ResponseReport::new(&c.response_read, &c.response_write),
         device_response: {
-            let [read, write, demand_read] = &c.device_response;
-            let all = LogHistogram::merged(read, write);
+            let [other_read, write, demand_read] = &c.device_response;
+            let read = LogHistogram::merged(other_read, demand_read);
+            let all = LogHistogram::merged(&read, write);
             DeviceResponse { all: all.summary(), read: read.summary(), write: write.summary(), demand_read: demand_read.summary() }
         },
         blk,

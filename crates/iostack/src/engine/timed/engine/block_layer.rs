@@ -7,38 +7,32 @@ use super::*;
 impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Device + ?Sized> Engine<P, F, S, D> {
     // ----- toward the scheduler -----
 
+    /// Adds a block of `op` to the run of that op being built: the run grows when the block
+    /// follows it on its device for the same cause and process, up to the largest request;
+    /// otherwise the run goes to the scheduler and a new one starts at the block.
     #[inline]
-    pub(super) fn push_read(&mut self, device: u32, block: u64, cause: Cause, sync: bool, pid: u32) {
-        let run = self.read_run;
-        match run {
-            Some(mut r) if r.device == device && r.end() == block && r.cause == cause && r.pid == pid && r.blocks < self.s.resolved.max_request_blocks => {
+    pub(super) fn push_block(&mut self, op: Op, device: u32, block: u64, cause: Cause, sync: bool, pid: u32) {
+        let write = op.is_write();
+        if write {
+            self.c.cache.writeback_blocks += 1;
+        }
+        let max = self.s.resolved.max_request_blocks;
+        let run = if write { &mut self.write_run } else { &mut self.read_run };
+        if let Some(r) = run {
+            if r.device == device && r.end() == block && r.cause == cause && r.pid == pid && r.blocks < max {
                 r.blocks += 1;
-                self.read_run = Some(r);
-            }
-            _ => {
-                if let Some(r) = self.read_run.take() {
-                    self.to_sched(r);
-                }
-                self.read_run = Some(IoRequest { op: Op::Read, device, block, blocks: 1, sync, cause, arrival_ns: self.now, pid });
+                return;
             }
         }
-    }
-
-    #[inline]
-    pub(super) fn push_write(&mut self, device: u32, block: u64, cause: Cause, sync: bool, pid: u32) {
-        self.c.cache.writeback_blocks += 1;
-        let run = self.write_run;
-        match run {
-            Some(mut r) if r.device == device && r.end() == block && r.cause == cause && r.pid == pid && r.blocks < self.s.resolved.max_request_blocks => {
-                r.blocks += 1;
-                self.write_run = Some(r);
-            }
-            _ => {
-                if let Some(r) = self.write_run.take() {
-                    self.to_sched(r);
-                }
-                self.write_run = Some(IoRequest { op: Op::Write, device, block, blocks: 1, sync, cause, arrival_ns: self.now, pid });
-            }
+        // The finished run reaches the scheduler before the new one is stored.
+        if let Some(r) = run.take() {
+            self.to_sched(r);
+        }
+        let new = Some(IoRequest { op, device, block, blocks: 1, sync, cause, arrival_ns: self.now, pid });
+        if write {
+            self.write_run = new;
+        } else {
+            self.read_run = new;
         }
     }
 
@@ -289,14 +283,14 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let kept = if self.keep_service { Some(self.in_device_service[slot as usize]) } else { None };
         self.c.end_ns = self.now;
         let q2c = self.now - r.arrival_ns;
-        let [read, write, demand] = &mut self.c.device_response;
+        // Each request in one histogram (reads are the merge of two, at the end).
+        let [other_read, write, demand] = &mut self.c.device_response;
         if r.op.is_write() {
             write.record(q2c);
+        } else if r.cause == Cause::Demand {
+            demand.record(q2c);
         } else {
-            read.record(q2c);
-            if r.cause == Cause::Demand {
-                demand.record(q2c);
-            }
+            other_read.record(q2c);
         }
         if self.latency_log.is_some() {
             let (service, dispatch_ns) = kept.expect("service kept for the latency log");
@@ -476,7 +470,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         for &(k, pid) in &keys {
             let (device, block) = split_block_key(k);
             self.c.cache.writeback_flush += 1;
-            self.push_write(device, block, Cause::Writeback, false, pid);
+            self.push_block(Op::Write, device, block, Cause::Writeback, false, pid);
         }
         self.flush_buf = keys;
         self.flush_runs();

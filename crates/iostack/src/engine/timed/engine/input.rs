@@ -9,18 +9,8 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
 
     #[inline(always)]
     pub(super) fn next_request(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<Option<Request>> {
-        if self.batch_pos == self.batch.len() && !self.refill(reader)? {
-            if self.proc_events.is_some() {
-                self.place_events(u64::MAX);
-            }
+        if self.batch_pos == self.batch_stop && !self.at_stop(reader)? {
             return Ok(None);
-        }
-        if let Some(pe) = &self.proc_events {
-            // Requests taken before this one.
-            let at = self.order.read - (self.batch.len() - self.batch_pos) as u64;
-            if pe.due(at) {
-                self.place_events(at);
-            }
         }
         let mut r = self.batch[self.batch_pos];
         self.batch_pos += 1;
@@ -46,6 +36,41 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         Ok(Some(r))
     }
 
+    /// The reader got to `batch_stop`: reads the next batch at the end of this one, and places
+    /// the process events due before the next request; `false` at the end of the trace (its
+    /// remaining events placed).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn at_stop(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<bool> {
+        if self.batch_pos == self.batch.len() && !self.refill(reader)? {
+            if self.proc_events.is_some() {
+                self.place_events(u64::MAX);
+            }
+            return Ok(false);
+        }
+        if self.proc_events.is_some() {
+            // Requests taken before the next one.
+            let at = self.order.read - (self.batch.len() - self.batch_pos) as u64;
+            self.place_events(at);
+            self.set_batch_stop();
+        }
+        Ok(true)
+    }
+
+    /// Stops the reader at the end of the batch, or before the request of the next process
+    /// event if that comes first.
+    pub(super) fn set_batch_stop(&mut self) {
+        let len = self.batch.len();
+        self.batch_stop = match self.proc_events.as_ref().and_then(|pe| pe.next_due()) {
+            Some(before) => {
+                // The trace's number of the batch's first request.
+                let first = self.order.read - len as u64;
+                (before.saturating_sub(first).min(len as u64) as usize).max(self.batch_pos)
+            }
+            None => len,
+        };
+    }
+
     /// Reads the next batch of the trace; `false` at its end.
     #[cold]
     #[inline(never)]
@@ -62,6 +87,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
         let n = reader.read_batch(&mut self.batch, INPUT_BATCH)?;
         self.take_proc_events(reader);
+        self.batch_stop = 0;
         if n == 0 {
             self.input_done = true;
             self.skipped = reader.skipped();
@@ -77,11 +103,18 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 return Err(self.unmapped_device(&r));
             }
         }
-        // The running maximum in a local and the count added once: one compare per request.
+        // One pass over the batch: the key of each request's first block, for the memory hints
+        // above, and the order check, with the running maximum in a local and the count added
+        // once (one compare per request).
         let t0 = self.t0.unwrap_or(self.batch[0].time_ns);
+        let pages = self.pages;
         let o = &mut self.order;
         let mut max_raw = o.max_raw_ns;
-        for (i, r) in self.batch.iter().enumerate() {
+        let keys = &mut self.batch_keys;
+        keys.clear();
+        keys.resize(self.batch.len(), 0);
+        for (i, (r, k)) in self.batch.iter().zip(keys.iter_mut()).enumerate() {
+            *k = block_key(r.device, pages.page_of(r.offset));
             if r.time_ns < max_raw {
                 o.backwards += 1;
                 if o.first_backwards.is_none() {
@@ -93,10 +126,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
         o.max_raw_ns = max_raw;
         o.read += self.batch.len() as u64;
-        // The key of each request's first block, for the memory hints above.
-        let pages = self.pages;
-        self.batch_keys.clear();
-        self.batch_keys.extend(self.batch.iter().map(|r| block_key(r.device, pages.page_of(r.offset))));
+        self.set_batch_stop();
         Ok(true)
     }
 
@@ -151,7 +181,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             }
             let Some(r) = self.next_request(reader)? else { return Ok(()) };
             let p = self.proc_index(&r);
-            self.enqueue(p, r);
+            self.enqueue(p, Queued::Request(r));
             if want.is_none() {
                 return Ok(());
             }
@@ -213,24 +243,25 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 while self.batch_pos <= j {
                     let Some(r) = self.next_request(reader)? else { break };
                     let p = self.proc_index(&r);
-                    self.enqueue(p, r);
+                    self.enqueue(p, Queued::Request(r));
                 }
             }
         }
     }
 
-    /// Queues `r` for process `p`; a process met for the first time starts at the request's
-    /// trace time, or now if that has passed.
+    /// Queues `q` for process `p`; a process met for the first time starts at its trace time,
+    /// or now if that has passed.
     #[inline]
-    pub(super) fn enqueue(&mut self, p: u32, r: Request) {
+    pub(super) fn enqueue(&mut self, p: u32, q: Queued) {
         let proc = &mut self.procs[p as usize];
         let first = !proc.started && proc.queue.is_empty();
-        proc.queue.push_back(r);
+        proc.queue.push_back(q);
         if first && !proc.unborn {
-            if self.now > r.time_ns.saturating_add(LATE_START_NS).max(r.time_ns.saturating_mul(2)) {
-                self.late_start(p, r.time_ns);
+            let t = q.time_ns();
+            if self.now > t.saturating_add(LATE_START_NS).max(t.saturating_mul(2)) {
+                self.late_start(p, t);
             }
-            self.push(r.time_ns.max(self.now), Kind::Issue, p);
+            self.push(t.max(self.now), Kind::Issue, p);
         }
     }
 
@@ -248,66 +279,73 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     /// Closed loop, after process `p`'s request completed (the only one that did): issues its
     /// next request here if the event queue would hand that issue back straight away (no other
     /// event due at or before it), which is what most completions lead to; the event order, and so
-    /// every result, is the same as going through the queue. Returns the request to issue, or
-    /// `None` when the issue was left to the queue (or `p` has no more requests). Inlined into
-    /// its one caller (the request it returns is still copied on its way to `start_request`).
+    /// every result, is the same as going through the queue. Returns whether it issued one
+    /// (`false`: the issue was left to the queue, or `p` has no more requests). Inlined into its
+    /// one caller; the common case, `p`'s next request straight from the trace, goes to
+    /// `start_request` as read, without passing through the queue's entry type.
     #[inline(always)]
-    pub(super) fn next_issue_inline(&mut self, reader: &mut dyn crate::trace::TraceReader, p: u32) -> InputResult<Option<Request>> {
+    pub(super) fn issue_next_inline(&mut self, reader: &mut dyn crate::trace::TraceReader, p: u32) -> InputResult<bool> {
         debug_assert_eq!(self.ready, [p]);
         self.ready.clear();
         // p's next request: queued already, else the trace's next if it is p's, else what
         // `fill` finds (queueing the other processes' requests on the way).
-        let next = match self.procs[p as usize].queue.pop_front() {
-            Some(r) => r,
-            None => {
-                let got = match self.next_request(reader)? {
-                    Some(r) => {
-                        let q = self.proc_index(&r);
-                        if q == p && self.procs[p as usize].queue.is_empty() {
-                            Some(r)
-                        } else {
-                            self.enqueue(q, r);
-                            self.fill(reader, Some(p))?;
-                            self.procs[p as usize].queue.pop_front()
-                        }
+        if self.procs[p as usize].queue.is_empty() {
+            if let Some(r) = self.next_request(reader)? {
+                let q = self.proc_index(&r);
+                // (Reading may have placed an event of p's, which comes first.)
+                if q == p && self.procs[p as usize].queue.is_empty() {
+                    if !self.issue_due(p, r.time_ns) {
+                        self.procs[p as usize].queue.push_back(Queued::Request(r));
+                        return Ok(false);
                     }
-                    // The end of the trace may have placed an event of p's.
-                    None => self.procs[p as usize].queue.pop_front(),
-                };
-                match got {
-                    Some(r) => r,
-                    None => {
-                        if self.proc_events.is_some() {
-                            self.proc_ended(p);
-                        }
-                        return Ok(None);
-                    }
+                    self.start_request(p, r);
+                    return Ok(true);
                 }
+                self.enqueue(q, Queued::Request(r));
+                self.fill(reader, Some(p))?;
             }
+            // At the end of the trace, reading may have placed an event of p's.
+        }
+        let Some(next) = self.procs[p as usize].queue.pop_front() else {
+            if self.proc_events.is_some() {
+                self.proc_ended(p);
+            }
+            return Ok(false);
         };
-        let t = self.now + self.think_before(p, &next);
+        if !self.issue_due(p, next.time_ns()) {
+            self.procs[p as usize].queue.push_front(next);
+            return Ok(false);
+        }
+        self.start_queued(p, next);
+        Ok(true)
+    }
+
+    /// Closed loop: whether process `p` issues what it has next (at trace time `next_ns`) now,
+    /// after its think time, with no other event due first; then the clock is at its issue.
+    /// Otherwise the issue is left to the event queue (the caller queues the request).
+    #[inline(always)]
+    pub(super) fn issue_due(&mut self, p: u32, next_ns: u64) -> bool {
+        let t = self.now + self.think_before(p, next_ns);
         let other_due = self.inline.is_some_and(|e| e.time <= t) || self.heap.peek().is_some_and(|Reverse(e)| e.time <= t);
         if other_due {
-            self.procs[p as usize].queue.push_front(next);
             self.push(t, Kind::Issue, p);
-            return Ok(None);
+            return false;
         }
         // The sequence number the issue event would have taken.
         self.seq += 1;
         self.now = t;
-        Ok(Some(next))
+        true
     }
 
     /// Closed loop, after an event: the processes whose request completed continue (here, after
     /// the event, so that trace reading errors propagate). A lone one issues its next requests
-    /// itself for as long as no other event comes first (see `next_issue_inline`); otherwise
+    /// itself for as long as no other event comes first (see `issue_next_inline`); otherwise
     /// each gets an issue event.
     pub(super) fn continue_ready(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<()> {
         loop {
             while let [p] = self.ready[..] {
-                match self.next_issue_inline(reader, p)? {
-                    Some(r) => self.start_request(p, r),
-                    None => break,
+                if !self.issue_next_inline(reader, p)? {
+                    break;
                 }
             }
             if self.ready.is_empty() {

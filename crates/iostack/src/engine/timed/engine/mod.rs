@@ -79,10 +79,31 @@ struct Pending {
     write: bool,
 }
 
+/// An entry of a process's queue: a request of the trace, or a process event (closed loop) that
+/// the process gets to in turn, after the requests queued before it.
+#[derive(Debug, Clone, Copy)]
+enum Queued {
+    Request(Request),
+    /// The event `index` of the placed ones ([`proc_events::ProcEvents`]), at the trace time of
+    /// the last request read when it was placed.
+    Event { time_ns: u64, index: u32 },
+}
+
+impl Queued {
+    /// The trace time it counts at, for the think time before it and a process's start.
+    #[inline]
+    fn time_ns(&self) -> u64 {
+        match self {
+            Queued::Request(r) => r.time_ns,
+            Queued::Event { time_ns, .. } => *time_ns,
+        }
+    }
+}
+
 #[derive(Debug, Default, Clone)]
 struct Proc {
     pid: u32,
-    queue: VecDeque<Request>,
+    queue: VecDeque<Queued>,
     /// Trace time of the last request issued (for trace think time).
     last_trace_ns: u64,
     started: bool,
@@ -192,8 +213,9 @@ pub(crate) struct Counters {
     pub response_write: LogHistogram,
     /// Requests completed (the series takes differences of it).
     pub completed: u64,
-    /// Device requests from entering the scheduler to completion: reads, writes, demand reads
-    /// (all: the merge of reads and writes, at the end).
+    /// Device requests from entering the scheduler to completion: reads other than demand
+    /// reads, writes, demand reads (reads: the merge of the first and the last; all: of the
+    /// three, at the end).
     pub device_response: [LogHistogram; 3],
     pub blk: BlkCounts,
     pub elapsed_ns: u64,
@@ -276,6 +298,9 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     /// `TimedRun`), so lane `i` serves the engine's device number `i`; otherwise every request
     /// goes to lane 0.
     mapped: bool,
+    /// `u32::MAX` when `mapped`, else 0: a device number masked with it is its lane (no branch
+    /// on the per-request path).
+    lane_mask: u32,
     /// The trace's device ids behind the dense numbers the engine sees, for messages.
     device_ids: Option<crate::trace::devices::DeviceTable>,
     /// The block-layer stage between the page cache and the scheduler, if any.
@@ -368,6 +393,10 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     /// The key of the first block of each request of `batch`.
     batch_keys: Vec<Key>,
     batch_pos: usize,
+    /// Where in `batch` the reader stops taking requests straight away: its end, or the place of
+    /// the next process event, which is placed there (so that the per-request path tests
+    /// one bound for both).
+    batch_stop: usize,
     next_arrival: Option<Request>,
     /// Closed-loop look-ahead: how far into `batch` the reader has looked for processes whose
     /// first request is due, and whether it waits for the next batch.
@@ -450,6 +479,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             prefetcher,
             lanes,
             mapped,
+            lane_mask: if mapped { u32::MAX } else { 0 },
             device_ids: None,
             stage: None,
             stage_out: StageActions::default(),
@@ -504,6 +534,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             batch: Vec::with_capacity(INPUT_BATCH),
             batch_keys: Vec::with_capacity(INPUT_BATCH),
             batch_pos: 0,
+            batch_stop: 0,
             next_arrival: None,
             ahead_pos: 0,
             ahead_waits: false,
@@ -527,11 +558,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     #[inline]
     fn lane_index(&self, device: u32) -> usize {
         // Requests for ids the map does not name are refused as the trace is read.
-        if self.mapped {
-            device as usize
-        } else {
-            0
-        }
+        (device & self.lane_mask) as usize
     }
 
     #[cold]
@@ -648,8 +675,8 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             match e.kind {
                 Kind::Issue => {
                     let p = e.arg;
-                    let r = self.procs[p as usize].queue.pop_front().expect("issue with a queued request");
-                    self.start_request(p, r);
+                    let q = self.procs[p as usize].queue.pop_front().expect("issue with a queued request");
+                    self.start_queued(p, q);
                 }
                 Kind::Arrive => {
                     let r = self.next_arrival.take().expect("arrival");

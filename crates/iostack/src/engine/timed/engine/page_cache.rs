@@ -7,11 +7,17 @@ use super::*;
 impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Device + ?Sized> Engine<P, F, S, D> {
     // ----- requests -----
 
+    /// Process `p` gets to the next entry of its queue.
+    #[inline]
+    pub(super) fn start_queued(&mut self, p: u32, q: Queued) {
+        match q {
+            Queued::Request(r) => self.start_request(p, r),
+            Queued::Event { time_ns, index } => self.run_proc_event(p, time_ns, index),
+        }
+    }
+
     #[inline(always)]
     pub(super) fn start_request(&mut self, p: u32, r: Request) {
-        if r.length == proc_events::EVENT_LEN {
-            return self.run_proc_event(p, r);
-        }
         if self.series.is_some() {
             self.series_issue();
         }
@@ -36,23 +42,40 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             seen.time_ns = self.now;
             self.notify(Boundary::Front, &seen);
         }
-        let ps = self.s.page_size;
         let (first, end) = self.pages.block_range(&r);
         self.c.front.blocks += end - first;
         self.cur = Pending { proc: p, issue_ns: self.now, outstanding: 0, write };
         debug_assert_eq!(self.cur_slot, NIL);
-        let tracked = self.tracking.is_some();
-        let hits_before = if tracked { self.c.cache.hits } else { 0 };
-        if tracked {
-            self.track_request(&r, pid);
+        // Two forms of one loop, so that the default stack tests nothing per block for the
+        // per-process counts it does not keep.
+        if self.tracking.is_some() {
+            self.references::<true>(&r, pid, first, end);
+        } else {
+            self.references::<false>(&r, pid, first, end);
         }
-        if write {
+        self.flush_runs();
+        self.kick();
+        // Nothing to wait for: the request completed now.
+        if std::mem::replace(&mut self.cur_slot, NIL) == NIL {
+            self.request_done(self.cur.proc, self.cur.issue_ns, self.cur.write);
+        }
+    }
+
+    /// The references of request `r` of `pid` to its blocks `first..end`, with the per-process
+    /// counts and application control of [`Tracking`] when `TRACKED`.
+    #[inline(always)]
+    pub(super) fn references<const TRACKED: bool>(&mut self, r: &Request, pid: u32, first: u64, end: u64) {
+        let hits_before = self.c.cache.hits;
+        if TRACKED {
+            self.track_request(r, pid);
+        }
+        if r.op.is_write() {
             for b in first..end {
-                if tracked {
-                    self.track_block(&r, b);
+                if TRACKED {
+                    self.track_block(r, b);
                 }
                 self.access_write(r.device, b, pid);
-                if tracked {
+                if TRACKED {
                     self.track_reference(pid);
                 }
             }
@@ -61,7 +84,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             let (id, is_device, first_index, size_pages) = match r.file {
                 Some(f) => {
                     let size = match f.size {
-                        Some(sz) => sz.div_ceil(ps),
+                        Some(sz) => sz.div_ceil(self.s.page_size),
                         None => self.extents.get(&(false, f.id)).copied().unwrap_or(u64::MAX),
                     };
                     (f.id, false, self.pages.page_of(f.offset), size)
@@ -72,23 +95,17 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             };
             for b in first..end {
                 let file = FileView { id, is_device, index: first_index + (b - first), size_pages };
-                if tracked {
-                    self.track_block(&r, b);
+                if TRACKED {
+                    self.track_block(r, b);
                 }
                 self.access_read(r.device, b, file, end - b, pid);
-                if tracked {
+                if TRACKED {
                     self.track_reference(pid);
                 }
             }
         }
-        if tracked {
+        if TRACKED {
             self.track_request_done(pid, end - first, self.c.cache.hits - hits_before);
-        }
-        self.flush_runs();
-        self.kick();
-        // Nothing to wait for: the request completed now.
-        if std::mem::replace(&mut self.cur_slot, NIL) == NIL {
-            self.request_done(self.cur.proc, self.cur.issue_ns, self.cur.write);
         }
     }
 
@@ -252,7 +269,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 let st = self.blocks.or_empty(key);
                 st.flags |= INFLIGHT;
                 self.waits[node as usize].next = std::mem::replace(&mut st.read_waiters, node);
-                self.push_read(device, block, Cause::Demand, true, pid);
+                self.push_block(Op::Read, device, block, Cause::Demand, true, pid);
                 fetched_now = true;
                 self.drain_side();
             }
@@ -304,7 +321,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             let st = self.blocks.or_empty(key);
             st.flags |= INFLIGHT | PREFETCHED | if is_marker { MARKER } else { 0 };
             self.c.cache.prefetch_issued += 1;
-            self.push_read(f.device, block, Cause::Prefetch, false, pid);
+            self.push_block(Op::Read, f.device, block, Cause::Prefetch, false, pid);
             self.drain_side();
         }
     }
@@ -352,7 +369,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if self.s.write_through {
             self.c.cache.write_through += 1;
             self.wait_write(key);
-            self.push_write(device, block, Cause::Demand, true, pid);
+            self.push_block(Op::Write, device, block, Cause::Demand, true, pid);
         } else if newly_dirty {
             self.dirty_fifo.push_back((self.now, key));
             if !self.flush_armed {
@@ -431,7 +448,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if flags & DIRTY != 0 {
             self.c.cache.writeback_evict += 1;
             let (device, block) = split_block_key(key);
-            self.push_write(device, block, Cause::Writeback, false, self.acting_pid);
+            self.push_block(Op::Write, device, block, Cause::Writeback, false, self.acting_pid);
         }
     }
 
@@ -511,17 +528,18 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             }
             return;
         };
-        let think = self.think_before(p, next);
+        let think = self.think_before(p, next.time_ns());
         self.push(self.now + think, Kind::Issue, p);
     }
 
-    /// Think time of process `p` before issuing `next`.
+    /// Think time of process `p` before issuing what it has queued next, at trace time
+    /// `next_ns`.
     #[inline]
-    pub(super) fn think_before(&self, p: u32, next: &Request) -> u64 {
+    pub(super) fn think_before(&self, p: u32, next_ns: u64) -> u64 {
         match self.s.resolved.think {
             Think::None => 0,
             Think::Fixed(t) => t,
-            Think::Trace => next.time_ns.saturating_sub(self.procs[p as usize].last_trace_ns),
+            Think::Trace => next_ns.saturating_sub(self.procs[p as usize].last_trace_ns),
         }
     }
 }

@@ -2,8 +2,8 @@
 //! ([`crate::trace::ProcessEvent`]).
 //!
 //! In closed loop each event is placed in the queue of the process that acts (the parent of a
-//! fork or a wait, the process exiting) as a marker among its requests, at its place in the
-//! trace, and takes effect when that process gets to it, that is when its requests before it have
+//! fork or a wait, the process exiting) among its requests ([`Queued::Event`]), at its place in
+//! the trace, and takes effect when that process gets to it, that is when its requests before it have
 //! completed:
 //! - a fork lets the child start (a process forked in the trace issues nothing before);
 //! - a wait holds the parent until the child exits;
@@ -20,14 +20,11 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::*;
 use crate::trace::{ProcessEvent, ProcessEventKind};
 
-/// The length of a marker request: no request is this long.
-pub(super) const EVENT_LEN: u64 = u64::MAX;
-
 #[derive(Default)]
 pub(super) struct ProcEvents {
     /// Events read, not yet placed (trace order).
     unplaced: VecDeque<ProcessEvent>,
-    /// Events placed, by marker (a marker's `offset`).
+    /// Events placed, by their index in [`Queued::Event`].
     placed: Vec<ProcessEvent>,
     /// Requests taken from the trace.
     pub(super) taken: u64,
@@ -47,6 +44,12 @@ impl ProcEvents {
     #[inline]
     pub(super) fn due(&self, at: u64) -> bool {
         self.unplaced.front().is_some_and(|e| e.before <= at)
+    }
+
+    /// The trace request (0-based) the next event to place comes before.
+    #[inline]
+    pub(super) fn next_due(&self) -> Option<u64> {
+        self.unplaced.front().map(|e| e.before)
     }
 
     fn fail(&mut self, e: &ProcessEvent, msg: String) {
@@ -99,29 +102,29 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 pe.fail(&e, msg);
                 continue;
             }
-            let marker = Request { time_ns: self.last_trace_ns, offset: pe.placed.len() as u64, length: EVENT_LEN, pid: e.actor(), device: 0, op: Op::Read, file: None };
+            let queued = Queued::Event { time_ns: self.last_trace_ns, index: pe.placed.len() as u32 };
             pe.placed.push(e);
             if e.kind == ProcessEventKind::Fork {
                 let c = self.index_of_pid(e.pid);
                 self.procs[c as usize].unborn = true;
             }
             let p = self.index_of_pid(e.actor());
-            self.enqueue(p, marker);
+            self.enqueue(p, queued);
         }
     }
 
-    /// Process `p` got to the event of `marker`.
+    /// Process `p` got to placed event `index`, queued at trace time `time_ns`.
     #[cold]
     #[inline(never)]
-    pub(super) fn run_proc_event(&mut self, p: u32, marker: Request) {
-        let pe = self.proc_events.as_mut().expect("a marker comes from an event");
-        let e = pe.placed[marker.offset as usize];
+    pub(super) fn run_proc_event(&mut self, p: u32, time_ns: u64, index: u32) {
+        let pe = self.proc_events.as_mut().expect("a queued event comes from the trace's events");
+        let e = pe.placed[index as usize];
         let proc = &mut self.procs[p as usize];
         if !proc.started {
             proc.started = true;
             proc.start_ns = self.now;
         }
-        proc.last_trace_ns = marker.time_ns;
+        proc.last_trace_ns = time_ns;
         self.apply_event(&e);
         let mut go = true;
         match e.kind {
@@ -130,7 +133,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 let child = &mut self.procs[c as usize];
                 child.unborn = false;
                 if let Some(first) = child.queue.front() {
-                    let t = first.time_ns.max(self.now);
+                    let t = first.time_ns().max(self.now);
                     self.push(t, Kind::Issue, c);
                 }
             }
