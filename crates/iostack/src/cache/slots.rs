@@ -176,19 +176,48 @@ impl<C: Cell> OpenTable<C> {
         self.cells.capacity() * std::mem::size_of::<C>()
     }
 
+    /// Doubles the table in place. The cell array is extended (a large one by `realloc`, which
+    /// remaps its pages rather than copying them, so only the new half is touched for the first
+    /// time: a fresh array would page-fault the old size again at every doubling), then every
+    /// cell is placed again, in table order, at the first cell from its new home that is free,
+    /// its own, or holds a cell not yet placed (the two swap, and the other is placed next).
+    /// Placed cells never move again, so every cell between a key's home and its cell holds a
+    /// placed key, which is all a lookup needs.
     #[cold]
     fn grow(&mut self) {
         assert!(self.shift > 0, "hash table full (2^32 cells)");
-        let n = self.cells.len() * 2;
-        let old = std::mem::replace(&mut self.cells, vec![C::empty(); n]);
+        let old = self.cells.len();
+        let n = old * 2;
+        self.cells.reserve_exact(old);
+        self.cells.resize(n, C::empty());
         self.shift -= 1;
         let mask = n - 1;
-        for c in old.into_iter().filter(|c| !c.is_empty()) {
-            let mut i = self.home(c.hash());
-            while !self.cells[i].is_empty() {
-                i = (i + 1) & mask;
+        // One bit per cell of the old half: it holds a cell not yet placed.
+        let mut pending = vec![0u64; old.div_ceil(64)];
+        for (i, c) in self.cells[..old].iter().enumerate() {
+            if !c.is_empty() {
+                pending[i / 64] |= 1 << (i % 64);
             }
-            self.cells[i] = c;
+        }
+        let is_pending = |pending: &[u64], i: usize| i < old && (pending[i / 64] >> (i % 64)) & 1 != 0;
+        for i in 0..old {
+            while is_pending(&pending, i) {
+                let mut j = self.home(self.cells[i].hash());
+                while j != i && !self.cells[j].is_empty() && !is_pending(&pending, j) {
+                    j = (j + 1) & mask;
+                }
+                if j == i {
+                    pending[i / 64] &= !(1 << (i % 64));
+                } else if self.cells[j].is_empty() {
+                    self.cells[j] = self.cells[i];
+                    self.cells[i] = C::empty();
+                    pending[i / 64] &= !(1 << (i % 64));
+                } else {
+                    // Cell i's key takes j; j's, not yet placed, waits in i.
+                    self.cells.swap(i, j);
+                    pending[j / 64] &= !(1 << (j % 64));
+                }
+            }
         }
     }
 }
@@ -359,6 +388,62 @@ mod tests {
         assert_eq!(idx.find(512 * 7, |x| keys[x as usize]), None);
         assert_eq!(idx.remove(512 * 7, |x| keys[x as usize]), None);
         assert_eq!(idx.len(), 999);
+    }
+
+    /// A cell whose hash is given, to place keys anywhere in the table.
+    #[derive(Clone, Copy, PartialEq, Debug)]
+    struct Raw {
+        hash: u32,
+        id: u32,
+    }
+    impl Cell for Raw {
+        fn empty() -> Self {
+            Raw { hash: 0, id: u32::MAX }
+        }
+        fn is_empty(&self) -> bool {
+            self.id == u32::MAX
+        }
+        fn hash(&self) -> u32 {
+            self.hash
+        }
+    }
+
+    /// Growth in place keeps every key reachable: runs that wrap around the end of the table,
+    /// runs crowded on a few homes, and keys spread evenly, through nine doublings; after each,
+    /// every cell between a key's home and its cell is occupied and every key is found.
+    #[test]
+    fn growth_in_place_keeps_every_key_reachable() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
+        let mut table: OpenTable<Raw> = OpenTable::with_bits(MIN_BITS);
+        let mut cells = Vec::new();
+        let mut size = table.cells.len();
+        for id in 0..20_000u32 {
+            let hash = match id % 4 {
+                0 => u32::MAX - rng.gen_range(0..1u32 << 20), // the last home cells: wrapping runs
+                1 => rng.gen_range(0..8u32) << 24,            // crowded homes
+                _ => rng.gen(),
+            };
+            let i = table.vacant(hash);
+            table.fill(i, Raw { hash, id });
+            cells.push(Raw { hash, id });
+            if table.cells.len() != size {
+                size = table.cells.len();
+                let mask = size - 1;
+                for (pos, c) in table.cells.iter().enumerate().filter(|(_, c)| !c.is_empty()) {
+                    let mut j = table.home(c.hash);
+                    while j != pos {
+                        assert!(!table.cells[j].is_empty(), "a free cell between the home and the cell of {c:?}");
+                        j = (j + 1) & mask;
+                    }
+                }
+                for c in &cells {
+                    assert_eq!(table.find(c.hash, |x| x.id == c.id).map(|i| table.cells[i]), Some(*c));
+                }
+            }
+        }
+        assert_eq!(table.len(), 20_000);
+        assert!(table.cells.len() >= 1 << 15);
     }
 
     /// Inserts and removals (which shift cells back) against a HashSet, through several growths,

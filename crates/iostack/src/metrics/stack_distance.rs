@@ -23,6 +23,11 @@
 //! stays proportional to the number of distinct keys (one hash entry per key holding its slot,
 //! plus one bit per slot and a 32-bit count per 64 slots), and a compaction, one pass over the
 //! keys, comes only after three times as many references: amortised O(1) per reference.
+//!
+//! Marks are only ever set in the newest word of the axis (slots are handed out in order), so the
+//! tree leaves that word out while it fills and takes its count in one step when the axis moves
+//! to the next word: a reference then updates the tree once (clearing its old mark) instead of
+//! twice. Counts of marks before a word never involve the newest one, so every depth is the same.
 
 use crate::cache::Key;
 use crate::cache::slots::{hash32, Cell, OpenTable};
@@ -221,6 +226,9 @@ pub struct StackDistance<P: Copy + Default = ()> {
     now: u32,
     /// Slots on the axis (a multiple of 64).
     capacity: u32,
+    /// The newest word of the axis, the one `now` falls in: its marks are not in the tree yet
+    /// (see the module comment).
+    open_word: usize,
     compactions: u64,
 }
 
@@ -244,7 +252,7 @@ impl<P: Copy + Default> StackDistance<P> {
     pub fn with_capacity(slots: usize) -> Self {
         let capacity = (slots.clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
         let words = (capacity / 64) as usize;
-        StackDistance { map: KeyTable::new(), marks: vec![0; words], fenwick: Fenwick::zeroed(words), now: 0, capacity, compactions: 0 }
+        StackDistance { map: KeyTable::new(), marks: vec![0; words], fenwick: Fenwick::zeroed(words), now: 0, capacity, open_word: 0, compactions: 0 }
     }
 
     /// Number of distinct keys referenced so far.
@@ -268,10 +276,12 @@ impl<P: Copy + Default> StackDistance<P> {
         self.now += 1;
         let live = self.map.len() as u32;
         let w = (now / 64) as usize;
+        if w != self.open_word {
+            self.close_open_word(w);
+        }
         let (i, inserted) = self.map.find_or_insert(key, now);
         if inserted {
             self.marks[w] |= 1u64 << (now % 64);
-            self.fenwick.add(w, 1);
             return (None, &mut self.map.cell_mut(i).payload);
         }
         let st = self.map.cell_mut(i);
@@ -285,10 +295,18 @@ impl<P: Copy + Default> StackDistance<P> {
         self.marks[ow] &= !(1u64 << bit);
         self.marks[w] |= 1u64 << (now % 64);
         if ow != w {
+            // `ow` is before the open word `w`, so its marks are in the tree.
             self.fenwick.add(ow, -1);
-            self.fenwick.add(w, 1);
         }
         (Some(depth as u64), &mut st.payload)
+    }
+
+    /// The axis moves on to word `w`: the open word's marks go into the tree.
+    #[inline]
+    fn close_open_word(&mut self, w: usize) {
+        let open = self.open_word;
+        self.fenwick.add(open, self.marks[open].count_ones() as i32);
+        self.open_word = w;
     }
 
     /// Takes `key` off the stack (a sampler that drops it from its sample,
@@ -297,7 +315,9 @@ impl<P: Copy + Default> StackDistance<P> {
         let Some(slot) = self.map.remove(key) else { return false };
         let w = (slot / 64) as usize;
         self.marks[w] &= !(1u64 << (slot % 64));
-        self.fenwick.add(w, -1);
+        if w != self.open_word {
+            self.fenwick.add(w, -1);
+        }
         true
     }
 
@@ -334,8 +354,11 @@ impl<P: Copy + Default> StackDistance<P> {
         if live % 64 != 0 {
             marks[live / 64] = (1u64 << (live % 64)) - 1;
         }
-        self.fenwick = Fenwick::from_counts(marks.iter().map(|w| w.count_ones()), words);
+        // The word the next slot falls in stays open (out of the tree).
+        let open = live / 64;
+        self.fenwick = Fenwick::from_counts(marks.iter().enumerate().map(|(i, w)| if i == open { 0 } else { w.count_ones() }), words);
         self.marks = marks;
+        self.open_word = open;
         self.now = live as u32;
         self.capacity = new_capacity;
     }
