@@ -33,7 +33,7 @@
 //! (l.83): the measured service time, in the cell of its size and its distance from the previous
 //! request the real disk served, applied when the request completes.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::redcap::{Outcome, Partial, Redcap, RedcapConfig, RedcapCounts};
 use super::{BlockStage, StageActions, Submit};
@@ -41,7 +41,7 @@ use crate::device::table::TableModel;
 use crate::device::Service;
 use crate::error::ConfigError;
 use crate::kdsim::accuracy::RealFeed;
-use crate::kdsim::virtual_disk::{PartMatcher, VirtualDisk, VirtualRequest};
+use crate::kdsim::virtual_disk::{PartMatcher, VirtualCompletion, VirtualDisk, VirtualRequest};
 use crate::kdsim::window::{Cadence, Check, Side, WindowComparator};
 use crate::sched::{IoRequest, Scheduler};
 use crate::trace::Op;
@@ -194,6 +194,10 @@ pub struct Ada {
     sim_waiters: HashMap<(u32, u64), Vec<(u64, u64)>>,
     scratch: StageActions,
     parts: Vec<Partial>,
+    /// Emptied vectors kept for their allocations: the virtual disk's completions taken in,
+    /// the passed reads a dispatch serves.
+    done: Vec<VirtualCompletion>,
+    passed_parts: Vec<(u32, u64)>,
     // T_CHit from hits seen while active.
     hit_ns: u64,
     hit_blocks: u64,
@@ -222,16 +226,18 @@ impl Ada {
             page_bytes,
             feed: RealFeed::default(),
             next_id: 0,
-            real_timing: HashMap::new(),
-            real_waiters: HashMap::new(),
-            real_seg_end: HashMap::new(),
+            real_timing: HashMap::default(),
+            real_waiters: HashMap::default(),
+            real_seg_end: HashMap::default(),
             passed: PartMatcher::default(),
             next_vid: 0,
-            tags: HashMap::new(),
-            sim_timing: HashMap::new(),
-            sim_waiters: HashMap::new(),
+            tags: HashMap::default(),
+            sim_timing: HashMap::default(),
+            sim_waiters: HashMap::default(),
             scratch: StageActions::default(),
             parts: Vec::new(),
+            done: Vec::new(),
+            passed_parts: Vec::new(),
             hit_ns: 0,
             hit_blocks: 0,
             reads_seen: 0,
@@ -351,7 +357,9 @@ impl Ada {
     /// Runs the virtual disk to `now_ns` and takes in what it completed.
     fn catch_up(&mut self, now_ns: u64) {
         self.vd.advance(now_ns);
-        for c in self.vd.take_completed() {
+        let mut done = std::mem::take(&mut self.done);
+        self.vd.swap_completed(&mut done);
+        for c in done.drain(..) {
             match self.tags.remove(&c.id) {
                 Some(Tag::Normal(blocks)) => self.cmp.record(Side::Baseline, c.service_ns() as f64, blocks),
                 Some(Tag::Segment(key)) => {
@@ -371,6 +379,7 @@ impl Ada {
                 Some(Tag::Write) | None => {}
             }
         }
+        self.done = done;
     }
 
     fn read_active(&mut self, req: IoRequest, now_ns: u64, out: &mut StageActions) {
@@ -495,10 +504,13 @@ impl BlockStage for Ada {
         }
         let end = now_ns + est;
         // Reads passed while inactive: waited in the scheduler until now, then the estimate.
-        for (_, id) in self.passed.take(Op::Read, req.block, req.blocks) {
+        let mut passed = std::mem::take(&mut self.passed_parts);
+        self.passed.take_into(Op::Read, req.block, req.blocks, &mut passed);
+        for &(_, id) in &passed {
             let arrival = self.real_timing.get(&id).map_or(now_ns, |t| t.arrival_ns);
             self.partial_done(true, id, end - arrival);
         }
+        self.passed_parts = passed;
         // Real REDCAP segment reads inside the range end at the estimate.
         let sb = self.rc.segment_blocks as u64;
         for s in req.block.div_ceil(sb)..req.end() / sb {

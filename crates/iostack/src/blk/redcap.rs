@@ -21,7 +21,9 @@
 //! Alone, this stage is always active; ADA (`blk::ada`) switches it on and off, driving a cache of
 //! this type through [`Redcap::read`], [`Redcap::write`] and [`Redcap::read_done`].
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use super::{BlockStage, StageActions, Submit};
 use crate::device::Service;
@@ -170,7 +172,7 @@ pub struct Partial {
 
 impl Redcap {
     pub fn new(cfg: RedcapConfig) -> Redcap {
-        Redcap { cfg, segments: HashMap::new(), lru: BTreeMap::new(), clock: 0, counts: RedcapCounts::default(), waiting: HashMap::new(), spare: Vec::new(), parts: Vec::new() }
+        Redcap { cfg, segments: HashMap::default(), lru: BTreeMap::new(), clock: 0, counts: RedcapCounts::default(), waiting: HashMap::default(), spare: Vec::new(), parts: Vec::new() }
     }
 
     pub fn counts(&self) -> RedcapCounts {

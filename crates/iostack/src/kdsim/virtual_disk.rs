@@ -26,8 +26,12 @@
 //! as one arrival-ordered queue per process and the requests each moves are put back in global
 //! arrival order before they enter the scheduler: the same moves as one scan of a single queue,
 //! at a cost that does not grow with the number of requests waiting (a virtual disk slower than
-//! the real one, e.g. the size-blind table, accumulates many). A request's *service time* runs from its insertion into the scheduler queue to its
-//! completion (K5: the time in the waiting queue is left out, which keeps a slower simulated system
+//! the real one, e.g. the size-blind table, accumulates many). A scan visits only the processes
+//! whose requests may have become movable (their own arrivals and completions, and R4's
+//! service of a parent's request and exit of a child): with process events, where every process
+//! is linked, visiting all of them cost a walk over every waiting process at every event (the LKR
+//! part of AIR keeps thousands of children waiting). A request's *service time* runs from its
+//! insertion into the scheduler queue to its completion (K5: the time in the waiting queue is left out, which keeps a slower simulated system
 //! from running up unbounded queueing delay); its *I/O time* is its share, by blocks, of the table
 //! time of the dispatched request that served it (the scheduler may merge copies).
 //!
@@ -39,7 +43,7 @@
 //! wake-ups) up to a time, and every arrival first advances to the arrival time. It never feeds
 //! back into the real system; callers read what completed with [`VirtualDisk::take_completed`].
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -184,14 +188,21 @@ pub struct VirtualDisk {
     clock: u64,
     next_serial: u64,
     shared: VecDeque<Pending>,
-    /// The waiting queue, per process (by pid, so that scans are deterministic).
-    waiting: BTreeMap<u32, ProcWaiting>,
+    /// The waiting queue, per process (scans visit processes in pid order).
+    waiting: HashMap<u32, ProcWaiting>,
     waiting_len: usize,
-    /// Processes whose waiting requests may have become movable since the last scan: without
-    /// process events a process's moves depend only on its own arrivals and completions.
+    /// Processes whose waiting requests may have become movable since the last scan: their own
+    /// arrivals and synchronous completions, and for R4 the service of the request a child
+    /// waits for (`held_on`) and the exit of a child a parent waits for. The rules look only at
+    /// a process's own state, and a process scanned again with none of these in between moves
+    /// nothing more, so scanning only these makes the same moves as scanning every process.
     dirty: Vec<u32>,
-    /// Whether a process event (R4) was ever seen: then every scan looks at every process.
-    forked: bool,
+    /// R4: the children whose first request waits for the service of each unserved serial.
+    held_on: HashMap<u64, Vec<u32>>,
+    /// Tests: scan every process with waiting requests instead of the dirty ones (the two must
+    /// make the same moves).
+    #[cfg(test)]
+    scan_all: bool,
     /// The process queue: requests in the scheduler or in service (the matcher holds them until
     /// dispatch, the request in service after it).
     process_queue: usize,
@@ -221,10 +232,12 @@ impl VirtualDisk {
             clock: 0,
             next_serial: 0,
             shared: VecDeque::new(),
-            waiting: BTreeMap::new(),
+            waiting: HashMap::default(),
             waiting_len: 0,
             dirty: Vec::new(),
-            forked: false,
+            held_on: HashMap::default(),
+            #[cfg(test)]
+            scan_all: false,
             process_queue: 0,
             matcher: PartMatcher { pending: Vec::new() },
             procs: HashMap::default(),
@@ -259,11 +272,13 @@ impl VirtualDisk {
     /// R4: `child` is created by `parent` now (after every request `parent` has issued so far);
     /// with `waits`, the parent's new requests wait for the child's exit.
     pub fn fork(&mut self, parent: u32, child: u32, waits: bool) {
-        self.forked = true;
         let after = self.procs.get(&parent).and_then(|p| p.last_serial);
         let c = self.procs.entry(child).or_default();
         if !c.started {
             c.start_after = after;
+            if let Some(s) = after.filter(|s| self.unserved.contains(s)) {
+                self.held_on.entry(s).or_default().push(child);
+            }
         }
         if waits {
             self.wait(parent, child);
@@ -272,7 +287,6 @@ impl VirtualDisk {
 
     /// R4: `parent` waits now for `child` to exit: none of its new requests moves until then.
     pub fn wait(&mut self, parent: u32, child: u32) {
-        self.forked = true;
         let from = self.next_serial;
         self.procs.entry(parent).or_default().waiting_for.push((child, from));
         self.waiters.entry(child).or_default().push(parent);
@@ -301,6 +315,7 @@ impl VirtualDisk {
             if let Some(p) = self.procs.get_mut(&parent) {
                 p.waiting_for.retain(|&(c, _)| c != pid);
             }
+            self.dirty.push(parent);
         }
         // An exited process issues nothing more: only a pending R4 hold of its own matters.
         if self.procs.get(&pid).is_some_and(|p| p.start_after.is_none() && p.waiting_for.is_empty() && p.sync_in_flight == 0 && p.reads_unserved == 0) && !self.waiting.contains_key(&pid) {
@@ -415,11 +430,13 @@ impl VirtualDisk {
             self.dirty.push(p.req.pid);
         }
         let mut moved = std::mem::take(&mut self.moved);
-        let mut dirty = std::mem::take(&mut self.dirty);
-        dirty.sort_unstable();
-        dirty.dedup();
-        // Every process after a process event (R4 links processes), else the dirty ones.
-        let mut pids = if self.forked { self.waiting.keys().copied().collect() } else { dirty };
+        let mut pids = std::mem::take(&mut self.dirty);
+        #[cfg(test)]
+        if self.scan_all {
+            pids = self.waiting.keys().copied().collect();
+        }
+        pids.sort_unstable();
+        pids.dedup();
         for &pid in &pids {
             let Some(q) = self.waiting.get_mut(&pid) else { continue };
             let st = self.procs.entry(pid).or_default();
@@ -520,7 +537,11 @@ impl VirtualDisk {
         self.process_queue -= s.parts.len();
         let mut exits = Vec::new();
         for (n, p) in s.parts.drain(..) {
-            self.unserved.remove(&p.serial);
+            if self.unserved.remove(&p.serial) && !self.held_on.is_empty() {
+                if let Some(children) = self.held_on.remove(&p.serial) {
+                    self.dirty.extend(children);
+                }
+            }
             if p.req.op != Op::Write {
                 if let Some(st) = self.procs.get_mut(&p.req.pid) {
                     st.sync_in_flight -= p.req.sync as u32;
@@ -782,6 +803,47 @@ mod tests {
         let c = vd.take_completed();
         assert_eq!(c.iter().map(|c| (c.id, c.queued_ns, c.finish_ns)).collect::<Vec<_>>(), vec![(0, 5 * MS, 6 * MS), (1, 5 * MS, 6 * MS), (2, 5 * MS + 1, 7 * MS)]);
         assert!((c[0].io_ns - c[1].io_ns).abs() < 1e-6 && (c[0].io_ns + c[1].io_ns - MS as f64).abs() < 1e-6);
+    }
+
+    /// Scanning only the processes whose requests may have become movable makes the same moves
+    /// as scanning every process at every arrival and completion: random requests of a few
+    /// processes with forks, waits and exits, run both ways.
+    #[test]
+    fn dirty_scans_move_what_full_scans_move() {
+        for seed in 1..40u64 {
+            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let mut rnd = move |n: u64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % n
+            };
+            let ops: Vec<(u64, u64, u64, u64)> = (0..300).map(|_| (rnd(10), rnd(6), rnd(64), rnd(3 * MS / 2))).collect();
+            let run = |scan_all: bool| {
+                let mut vd = disk(4);
+                vd.scan_all = scan_all;
+                let (mut now, mut id) = (0, 0);
+                for &(kind, pid, block, dt) in &ops {
+                    now += dt;
+                    let pid = pid as u32 + 1;
+                    match kind {
+                        0 => vd.fork(pid, pid + 1, block % 2 == 0),
+                        1 => vd.wait(pid, pid % 6 + 1),
+                        2 => vd.exit(pid, now),
+                        k => {
+                            let op = if k == 3 { Op::Write } else { Op::Read };
+                            vd.submit(VirtualRequest { id, pid, op, block: block * 3, blocks: 1 + (block % 3) as u32, sync: k >= 7 }, now);
+                            id += 1;
+                        }
+                    }
+                }
+                vd.drain();
+                (vd.take_completed(), waiting_ids(&vd))
+            };
+            let (dirty, full) = (run(false), run(true));
+            assert!(dirty.0.len() > 50, "seed {seed}: {} completed", dirty.0.len());
+            assert_eq!(dirty, full, "seed {seed}");
+        }
     }
 
     #[test]
