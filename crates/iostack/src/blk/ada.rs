@@ -435,25 +435,23 @@ impl Ada {
         let blocks = self.redcap_blocks(&parts);
         self.sim_timing.insert(id, Timing { arrival_ns: now_ns, left: parts.len() as u32, dur_ns: 0, blocks });
         for p in &parts {
-            match p.outcome {
-                // A segment the simulated cache holds is a hit (l.151, l.171), and so is the one
-                // it is reading for the process's last synchronous miss when a synchronous read
-                // of that process asks for it: see the module comment, "Simulated hits".
-                Outcome::Hit => {
-                    let t = self.chit_ns(p.blocks);
-                    self.partial_done(false, id, t);
+            // A segment the simulated cache holds is a hit (l.151, l.171), and so is the one it is
+            // reading for the process's last synchronous miss when a synchronous read of that
+            // process asks for it: see the module comment, "Simulated hits".
+            let hit = match p.outcome {
+                Outcome::Hit => true,
+                Outcome::InFlight => sync && last_miss == Some(p.segment),
+                Outcome::Miss => false,
+            };
+            if hit {
+                let t = self.chit_ns(p.blocks);
+                self.partial_done(false, id, t);
+            } else {
+                if p.outcome == Outcome::Miss && sync {
+                    self.sim_last_miss.insert(pid, p.segment);
                 }
-                Outcome::InFlight if sync && last_miss == Some(p.segment) => {
-                    let t = self.chit_ns(p.blocks);
-                    self.partial_done(false, id, t);
-                }
-                Outcome::InFlight | Outcome::Miss => {
-                    if p.outcome == Outcome::Miss && sync {
-                        self.sim_last_miss.insert(pid, p.segment);
-                    }
-                    let copy = self.copy_ns(p.blocks);
-                    self.sim_waiters.entry(p.segment).or_default().push((id, copy));
-                }
+                let copy = self.copy_ns(p.blocks);
+                self.sim_waiters.entry(p.segment).or_default().push((id, copy));
             }
         }
         self.parts = parts;
