@@ -162,3 +162,32 @@ fn deterministic() {
     let b = serde_json::to_string(&run(&cfg, sr8k(4, 2)).ada).unwrap();
     assert_eq!(a, b);
 }
+
+/// While inactive, a synchronous read of the segment the simulated cache is reading on the virtual
+/// disk for the process's last synchronous miss is a hit at T_CHit (l.151, l.171: the process
+/// would have blocked on that miss in a REDCAP system); an asynchronous read of it, or a read of
+/// an older segment still in flight, waits for that read, as a real REDCAP's reads do (K12).
+#[test]
+fn simulated_reads_of_a_segment_in_flight() {
+    const MS: u64 = 1_000_000;
+    // One observation: by the fallbacks (K8) every read costs 1 ms.
+    let mut table = TableModel::new(1 << 30, 64).unwrap();
+    table.observe(Op::Read, 128 << 10, 0, MS);
+    let sched = crate::sched::build("noop", crate::sched::SchedLimits::new(32, 4096)).unwrap();
+    let cfg = AdaConfig { window: 5, ..AdaConfig::default() };
+    let mut a = Ada::new(RedcapConfig::paper(4096), cfg, sched, table, 4096).unwrap();
+    a.active = false;
+    let mut out = StageActions::default();
+    let read = |block: u64, sync: bool| IoRequest { op: Op::Read, device: 0, block, blocks: 1, sync, cause: if sync { crate::sched::Cause::Demand } else { crate::sched::Cause::Prefetch }, arrival_ns: 0, pid: 1 };
+    a.submit(read(0, true), 0, &mut out); // a miss: segment 0 is read on the virtual disk, 0..1 ms
+    a.submit(read(1, true), 10_000, &mut out); // synchronous, the last miss's segment: a hit
+    a.submit(read(2, false), 20_000, &mut out); // asynchronous: waits until 1 ms
+    a.submit(read(40, true), 30_000, &mut out); // a miss: segment 1, read after segment 0, 1..2 ms
+    a.submit(read(3, true), 40_000, &mut out); // segment 0, no longer the last miss: waits
+    a.catch_up(10 * MS);
+    assert_eq!(a.cmp.completed(Side::Candidate), 5);
+    // Misses: 1 ms + copy 5 us each; the hit 5 us (T_CHit before any hit seen: the copy cost, K6);
+    // the waits from 20 us and 40 us to 1 ms, + copy 5 us.
+    let sum = a.cmp.check().candidate_ms.unwrap();
+    assert!((sum - (1.005 + 0.005 + 0.985 + 1.005 + 0.965)).abs() < 1e-6, "{sum}");
+}
