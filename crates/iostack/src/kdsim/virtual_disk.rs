@@ -575,6 +575,23 @@ impl VirtualDisk {
         self.spare_parts = s.parts;
     }
 
+    /// The time of the disk's next event with no new arrival: the completion of the request in
+    /// service, else, with requests queued, the scheduler's wake-up or (a dispatch due) the
+    /// disk's time; `None` when idle and empty. For callers that step the disk one event at a
+    /// time and react to each completion.
+    pub fn next_event_ns(&self) -> Option<u64> {
+        match &self.in_service {
+            Some(s) => Some(s.finish_ns),
+            None if self.sched.queued() > 0 => Some(self.sched.wake_at().filter(|&w| w > self.clock).unwrap_or(self.clock)),
+            None => None,
+        }
+    }
+
+    /// The table, giving the disk up (a new disk can start from what it learnt).
+    pub fn into_table(self) -> TableModel {
+        self.table
+    }
+
     /// The scheduler's name.
     pub fn scheduler_name(&self) -> String {
         self.sched.name()

@@ -10,7 +10,12 @@
 //!   scheduler (pid, read or write, blocks, synchronous or not), with the paper's shared, waiting
 //!   and process queues and rules R1-R4, so that a process's next synchronous read enters B's
 //!   queue only after its previous one completed *there*: the closed loop of the processes is
-//!   played again under B, not replayed at A's pace.
+//!   played again under B, not replayed at A's pace. Each process has its own timeline there
+//!   ([`Timeline`]): its next synchronous read enters at the virtual completion of the previous
+//!   one plus the think time measured in the real system, so B sees the processes' requests when
+//!   they would have issued them under B; the virtual disk runs only as far as no process can
+//!   still hand it an earlier copy. Without it, CFQ's serial service starved the other processes'
+//!   copies and deadline, played on them, looked as cheap as CFQ on sequential readers.
 //! - Each read's time per block is summed over a window of N reads for each scheduler, both sides
 //!   timed by the same table model so that like is compared with like (as ADA does, spec K5): on
 //!   the real side from entering the scheduler to its dispatch plus the table's estimate of its
@@ -23,13 +28,14 @@
 //! - The comparison is [`crate::kdsim::window::WindowComparator`]: after every N-th read the real
 //!   device dispatched (`tumbling`) or after each once N have been (`sliding`), the scheduler not
 //!   running is adopted when its sum is strictly smaller than the running one's (a tie keeps the
-//!   running scheduler). Each scheduler keeps its own window of values across switches, whichever
+//!   running scheduler), once the virtual disk has completed a window of reads of its own since
+//!   it started (before that its missing reads are the ones its scheduler keeps waiting longest). Each scheduler keeps its own window of values across switches, whichever
 //!   disk produced them (B's come from the virtual disk until B runs on the real one).
 //! - A switch replaces the real scheduler by a fresh instance of the other one
 //!   ([`super::hand_over`]: the requests queued move to it oldest first, keeping their arrival
 //!   times; requests already dispatched finish on the device and no scheduler is told of their
-//!   completion), and the virtual disk's scheduler by a fresh instance of the one that was running
-//!   ([`VirtualDisk::replace_scheduler`]), so the virtual disk now plays the road not taken.
+//!   completion), and the virtual disk by a fresh one playing a fresh instance of the one that
+//!   was running, its table kept, so the virtual disk now plays the road not taken.
 //!   Fresh instances, as Linux builds a new elevator when `/sys/block/*/queue/scheduler` is
 //!   written: what a scheduler learnt about the processes (anticipatory's think times and seek
 //!   distances, CFQ's idle windows) is learnt again.
@@ -56,6 +62,7 @@
 //! evaluating another readahead would need a second page cache and prefetcher beside the real
 //! one (docs/devices.md, Choosing the I/O scheduler on line).
 
+use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 
 use super::{hand_over, IoRequest, SchedLimits, Scheduler};
@@ -249,13 +256,67 @@ pub struct WindowSums {
 }
 
 /// A request on the real device.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct InFlight {
     req: IoRequest,
     dispatch_ns: u64,
     distance: u64,
     /// The scheduler instance that dispatched it (it alone may hear of its completion).
     instance: u32,
+    /// The processes of the synchronous reads it serves (one entry per read).
+    sync_pids: Vec<u32>,
+}
+
+/// One process's timeline on the virtual disk against the real one (see [`Select`]).
+///
+/// A process issues its next synchronous read when the previous one completed, after its own
+/// think time. The virtual disk plays that loop under the other scheduler: the next read enters
+/// it at the virtual completion of the previous one plus the think time measured in the real
+/// system (the read's real arrival less the real completion of the previous one), so the
+/// process's requests reach the other scheduler as soon as the process would have issued them
+/// there, not when the running scheduler let it. `shift` is the virtual time less the real time
+/// of the last synchronous read both have completed; every copy enters at its real arrival plus
+/// the shift.
+#[derive(Debug, Clone, Default)]
+struct Timeline {
+    /// Synchronous reads in the real scheduler or device.
+    real_pending: u32,
+    /// Of those, the ones issued before the virtual disk was rebuilt (it never saw them).
+    unmatched_real: u32,
+    /// Synchronous reads in the virtual disk.
+    vd_pending: u32,
+    /// Completion times of synchronous reads on the side that is ahead, awaiting the other's.
+    real_done: VecDeque<u64>,
+    vd_done: VecDeque<u64>,
+    shift: i64,
+    /// Copies held until the virtual disk completes the process's previous synchronous read
+    /// (their real arrival beside them).
+    held: VecDeque<(VirtualRequest, u64)>,
+}
+
+impl Timeline {
+    /// The earliest virtual time at which this process may hand the virtual disk a copy not yet
+    /// known, given the real time `now`; `None` when its next copy waits for the virtual disk.
+    fn bound(&self, now: u64) -> Option<u64> {
+        if !self.held.is_empty() || self.vd_pending > 0 {
+            return None;
+        }
+        if self.real_pending > self.unmatched_real {
+            // The virtual disk completed a read the real one has not: the next read comes after
+            // its virtual completion at the earliest.
+            return Some(self.vd_done.back().copied().unwrap_or(now));
+        }
+        Some(now.saturating_add_signed(self.shift))
+    }
+
+    /// Where a copy arriving for real at `arrival` enters the virtual disk.
+    fn virtual_time(&self, arrival: u64) -> u64 {
+        arrival.saturating_add_signed(self.shift)
+    }
+}
+
+fn is_sync_read(op: Op, sync: bool) -> bool {
+    op == Op::Read && sync
 }
 
 /// The controller: the running scheduler, the virtual disk playing the other.
@@ -273,8 +334,14 @@ pub struct Select {
     cmp: WindowComparator,
     /// The real device's head, for the table's distance.
     head: Head,
-    /// Reads in the real scheduler until dispatched, with their arrival.
-    queued_reads: PartMatcher<u64>,
+    /// Reads in the real scheduler until dispatched, with their arrival, process and whether
+    /// synchronous.
+    queued_reads: PartMatcher<(u64, u32, bool)>,
+    /// Each process's timeline on the virtual disk.
+    timelines: BTreeMap<u32, Timeline>,
+    /// Reads the virtual disk completed since it started, and its last completion's time.
+    vd_reads: u64,
+    vd_last_finish: u64,
     in_flight: Vec<InFlight>,
     last_finish: u64,
     /// Merges of the schedulers retired on the real device.
@@ -328,6 +395,9 @@ impl Select {
             cmp,
             head: Head::default(),
             queued_reads: PartMatcher::default(),
+            timelines: BTreeMap::new(),
+            vd_reads: 0,
+            vd_last_finish: 0,
             in_flight: Vec::new(),
             last_finish: 0,
             retired_merges: 0,
@@ -357,22 +427,131 @@ impl Select {
         &self.switches
     }
 
-    /// Runs the virtual disk to `now` and records the reads it completed for the scheduler it
-    /// plays.
+    /// The virtual time the virtual disk may run to at real time `now`: no process may hand it
+    /// a copy before then (a process not seen yet may start at any real time from `now`).
+    fn horizon(&self, now: u64) -> u64 {
+        self.timelines.values().filter_map(|t| t.bound(now)).fold(now, u64::min)
+    }
+
+    /// Runs the virtual disk as far as the processes' timelines allow at real time `now`, one
+    /// event at a time so that a read it completes lets its process's next copy in at the right
+    /// virtual time, and records the reads it completed for the scheduler it plays.
     fn catch_up(&mut self, now: u64) {
         self.now = self.now.max(now);
-        self.vd.advance(now);
-        let other = side(1 - self.running);
-        for c in self.vd.take_completed() {
-            if c.op == Op::Read {
-                self.cmp.record(other, c.service_ns() as f64, c.blocks as u64);
+        let mut stuck_at = None;
+        loop {
+            let h = self.horizon(now).max(self.vd.now());
+            let t = match self.vd.next_event_ns() {
+                // A dispatch due: run just past it (once; a scheduler that will not dispatch
+                // waits for an arrival).
+                Some(e) if e < h && e <= self.vd.now() && stuck_at != Some(self.vd.now()) => {
+                    stuck_at = Some(self.vd.now());
+                    self.vd.now() + 1
+                }
+                Some(e) if e < h && e > self.vd.now() => e,
+                _ => h,
+            };
+            self.vd.advance(t);
+            let done = self.take_virtual_completions();
+            if t >= h && !done {
+                break;
             }
+        }
+    }
+
+    /// Records what the virtual disk completed; a synchronous read completed lets its process's
+    /// held copies in. Whether anything completed.
+    fn take_virtual_completions(&mut self) -> bool {
+        let other = side(1 - self.running);
+        let done = self.vd.take_completed();
+        for c in &done {
+            self.vd_last_finish = c.finish_ns;
+            if c.op != Op::Read {
+                continue;
+            }
+            self.cmp.record(other, c.service_ns() as f64, c.blocks as u64);
+            self.vd_reads += 1;
+            if !c.sync {
+                continue;
+            }
+            let pid = c.id as u32;
+            let Some(t) = self.timelines.get_mut(&pid) else { continue };
+            t.vd_pending = t.vd_pending.saturating_sub(1);
+            match t.real_done.pop_front() {
+                Some(real) => t.shift = c.finish_ns as i64 - real as i64,
+                None => t.vd_done.push_back(c.finish_ns),
+            }
+            self.release(pid);
+        }
+        !done.is_empty()
+    }
+
+    /// Hands the virtual disk `pid`'s held copies up to its next synchronous read that must wait
+    /// for the previous one.
+    fn release(&mut self, pid: u32) {
+        while let Some(t) = self.timelines.get_mut(&pid) {
+            let Some(&(c, arrival)) = t.held.front() else { break };
+            let sync = is_sync_read(c.op, c.sync);
+            if sync && t.vd_pending > 0 {
+                break;
+            }
+            t.held.pop_front();
+            t.vd_pending += sync as u32;
+            let at = t.virtual_time(arrival);
+            self.enter(c, at);
+        }
+    }
+
+    /// A copy enters the virtual disk at virtual time `at` (at the earliest its time now). One
+    /// due at the instant of a completion after which the disk has not dispatched yet comes after
+    /// that dispatch, as in the real system, where the device takes its next request when the
+    /// previous one completes, before the process woken by it issues another.
+    fn enter(&mut self, c: VirtualRequest, at: u64) {
+        let now = self.vd.now();
+        if at <= now && now == self.vd_last_finish && self.vd.next_event_ns() == Some(now) {
+            self.vd.advance(now + 1);
+        }
+        let at = at.max(self.vd.now());
+        self.vd.submit(c, at);
+    }
+
+    /// A copy of a request entering the real scheduler at `now` goes to its process's timeline.
+    fn copy_arrives(&mut self, req: &IoRequest, now: u64) {
+        let c = VirtualRequest { id: req.pid as u64, pid: req.pid, op: req.op, block: req.block, blocks: req.blocks, sync: req.sync };
+        let sync = is_sync_read(req.op, req.sync);
+        let t = self.timelines.entry(req.pid).or_default();
+        t.real_pending += sync as u32;
+        if !t.held.is_empty() || (sync && t.vd_pending > 0) {
+            t.held.push_back((c, now));
+            return;
+        }
+        t.vd_pending += sync as u32;
+        let at = t.virtual_time(now);
+        self.enter(c, at);
+    }
+
+    /// A synchronous read of `pid` completed on the real device at `now`.
+    fn real_read_done(&mut self, pid: u32, now: u64) {
+        let Some(t) = self.timelines.get_mut(&pid) else { return };
+        t.real_pending = t.real_pending.saturating_sub(1);
+        if t.unmatched_real > 0 {
+            t.unmatched_real -= 1;
+            return;
+        }
+        match t.vd_done.pop_front() {
+            Some(v) => t.shift = v as i64 - now as i64,
+            None => t.real_done.push_back(now),
         }
     }
 
     fn decide(&mut self, c: Check, now: u64) {
         self.checks += 1;
         let (a, b) = (c.baseline_ms, c.candidate_ms);
+        // The virtual disk's side is judged on a full window of its own reads: until then the
+        // reads it has not completed are the ones its scheduler keeps waiting longest (K4's
+        // scaling from the mean would favour it), and what it has played is the start of its
+        // timeline, gated by the copies the real system had issued.
+        let young = self.vd_reads < self.cfg.window as u64;
         let (run, other) = if self.running == 0 { (a, b) } else { (b, a) };
         let verdict = if self.cfg.verify { self.verifier.check(c.request, run) } else { Verdict::Idle };
         let mut switched = false;
@@ -390,7 +569,7 @@ impl Select {
         }
         if !switched && (!self.cfg.verify || self.verifier.may_switch(c.request)) {
             switched = match (run, other) {
-                (Some(run), Some(other)) => other < run * (1.0 - self.cfg.margin_pct / 100.0),
+                (Some(run), Some(other)) if !young => other < run * (1.0 - self.cfg.margin_pct / 100.0),
                 _ => {
                     self.undecided += 1;
                     false
@@ -426,8 +605,15 @@ impl Select {
         self.retired_merges += self.real.merges();
         self.real = next;
         self.instance += 1;
+        // The virtual disk starts afresh with the scheduler that ran, from the copies arriving
+        // from now on, its table kept: what it played so far was the other scheduler's timeline.
         let played = super::build(&self.cfg.specs[self.running], self.limits).expect("built at the start");
-        self.vd.replace_scheduler(played, now).expect("checked at the start");
+        let fresh = VirtualDisk::new(played, TableModel::new(1, 1).expect("a one-byte table"), self.page_bytes);
+        *self.vd.table_mut() = std::mem::replace(&mut self.vd, fresh).into_table();
+        self.vd_reads = 0;
+        for t in self.timelines.values_mut() {
+            *t = Timeline { real_pending: t.real_pending, unmatched_real: t.real_pending, ..Timeline::default() };
+        }
         self.time_ns[self.running] += now - self.since;
         self.since = now;
         self.running = other;
@@ -442,10 +628,10 @@ impl Scheduler for Select {
 
     fn add(&mut self, req: IoRequest, now_ns: u64) {
         self.catch_up(now_ns);
-        self.vd.submit(VirtualRequest { id: 0, pid: req.pid, op: req.op, block: req.block, blocks: req.blocks, sync: req.sync }, now_ns);
+        self.copy_arrives(&req, now_ns);
         if req.op == Op::Read {
             self.reads += 1;
-            self.queued_reads.add(Op::Read, req.block, req.blocks, now_ns);
+            self.queued_reads.add(Op::Read, req.block, req.blocks, (now_ns, req.pid, req.sync));
         }
         self.real.add(req, now_ns);
     }
@@ -455,12 +641,15 @@ impl Scheduler for Select {
         let r = self.real.dispatch(now_ns)?;
         let spp = self.page_bytes / SECTOR;
         let distance = self.head.advance(r.block * spp, r.blocks as u64 * spp);
-        self.in_flight.push(InFlight { req: r, dispatch_ns: now_ns, distance, instance: self.instance });
+        let (mut sync_pids, instance) = (Vec::new(), self.instance);
         if r.op == Op::Read {
             // Every read in the dispatched range: its wait here plus the table's estimate.
             let end = now_ns + self.vd.table().estimate(r.op, r.blocks as u64 * self.page_bytes, distance);
             let running = self.running;
-            for (blocks, arrival) in self.queued_reads.take(Op::Read, r.block, r.blocks) {
+            for (blocks, (arrival, pid, sync)) in self.queued_reads.take(Op::Read, r.block, r.blocks) {
+                if sync {
+                    sync_pids.push(pid);
+                }
                 self.reads_dispatched[running] += 1;
                 self.cmp.record(side(running), (end - arrival.min(end)) as f64, blocks as u64);
                 if let Some(c) = self.cmp.count() {
@@ -468,6 +657,7 @@ impl Scheduler for Select {
                 }
             }
         }
+        self.in_flight.push(InFlight { req: r, dispatch_ns: now_ns, distance, instance, sync_pids });
         Some(r)
     }
 
@@ -494,6 +684,9 @@ impl Scheduler for Select {
         let io = now_ns - f.dispatch_ns.max(self.last_finish).min(now_ns);
         self.last_finish = now_ns;
         self.vd.table_mut().observe(req.op, req.blocks as u64 * self.page_bytes, f.distance, io);
+        for pid in f.sync_pids {
+            self.real_read_done(pid, now_ns);
+        }
     }
 
     fn process_exit(&mut self, pid: u32, now_ns: u64) {
