@@ -319,3 +319,34 @@ pub const INFO_FIG10_11: ReproInfo = ReproInfo {
     quick: false,
     run: reproduce_fig10_11,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run's issued requests, replayed open-loop, give the same run again (so that replaying
+    /// them under another configuration changes the configuration and nothing else), and on
+    /// that one interleaving LRU-SP keeps criterion (i) for the oblivious Andrew beside psel2,
+    /// which shares its disk, with one-block lookahead, write-back and psel2's temporary
+    /// priorities.
+    #[test]
+    fn replaying_a_runs_interleaving_repeats_it_and_lrusp_keeps_criterion_i_on_it() {
+        let pair = [app("psel2"), app("andrew")];
+        for (of, other) in [(1, 4), (4, 1)] {
+            let o = acfs_runs::run_on_interleaving(&pair, of, &[of, other], CACHES[0], Scale::Small).unwrap();
+            assert_eq!(o[1], o[0], "configuration {of} replayed on its own interleaving");
+            let andrew = |k: usize| o[k].processes[1].misses;
+            let (lru, ac) = if of == 1 { (andrew(0), andrew(2)) } else { (andrew(2), andrew(0)) };
+            assert!(ac <= lru, "on configuration {of}'s interleaving: Andrew's misses {ac} under AC > {lru} under global LRU");
+            assert_eq!(o[0].processes[1].app, "andrew");
+        }
+        // The report's form: the fixed-interleaving table and check at each cache.
+        let apps = ["psel2"];
+        let pairs = [("psel2", "andrew")];
+        let r = runs(&pairs, Scale::Small, &Progress::none());
+        let same = same_interleaving_runs(&apps, Scale::Small, &Progress::none());
+        let rep = fig10_report(&apps, &r, &same, Scale::Small);
+        assert_eq!(rep.checks.iter().filter(|c| c.what.contains("on one interleaving")).count(), 2);
+        assert_eq!(rep.tables.iter().filter(|t| t.title.contains("fixed interleaving")).count(), 2);
+    }
+}
