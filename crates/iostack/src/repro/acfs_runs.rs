@@ -17,10 +17,7 @@
 //!   duration from issue to the disk to completion, l.1007-1009, without the time queued before
 //!   it), per process its elapsed time and block I/Os.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
-use crate::engine::timed::{preset, Boundary, BoundaryObserver, HintsConfig, Replay, StackConfig, TimedReport, TimedRun};
+use crate::engine::timed::{preset, Boundary, HintsConfig, Replay, RequestRecorder, StackConfig, TimedReport, TimedRun};
 use crate::error::Error;
 use crate::hints::Hints;
 use crate::trace::{Request, VecReader};
@@ -167,22 +164,10 @@ pub fn run_stack(config: &StackConfig, requests: Vec<Request>, hints: &Hints) ->
     run_stack_recorded(config, requests, hints, None)
 }
 
-/// Keeps the requests the processes issue, in the order and at the times they issued them.
-struct Recorder(Rc<RefCell<Vec<Request>>>);
-
-impl BoundaryObserver for Recorder {
-    fn observe(&mut self, r: &Request) {
-        self.0.borrow_mut().push(*r);
-    }
-    fn finish(&mut self) -> Result<serde_json::Value, String> {
-        Ok(serde_json::Value::Null)
-    }
-}
-
 /// [`run_stack`], also keeping in `issued` (when given) every request as the processes issued
 /// it, stamped with its issue time: replayed open-loop (`replay = open`) it gives every
 /// configuration the same interleaving of the processes' references.
-pub fn run_stack_recorded(config: &StackConfig, requests: Vec<Request>, hints: &Hints, issued: Option<Rc<RefCell<Vec<Request>>>>) -> Result<TimedReport, Error> {
+pub fn run_stack_recorded(config: &StackConfig, requests: Vec<Request>, hints: &Hints, issued: Option<RequestRecorder>) -> Result<TimedReport, Error> {
     let mut config = config.clone();
     if config.policy.starts_with("lrusp") && !hints.processes.is_empty() {
         let mut hints = hints.clone();
@@ -197,7 +182,7 @@ pub fn run_stack_recorded(config: &StackConfig, requests: Vec<Request>, hints: &
     }
     let mut run = TimedRun::new(&config)?;
     if let Some(issued) = issued {
-        run.observe(Boundary::Front, Box::new(Recorder(issued)));
+        run.observe(Boundary::Front, Box::new(issued));
     }
     run.run(&mut VecReader::new(requests))
 }
@@ -243,10 +228,10 @@ pub fn run(apps: &[&App], config: usize, cache: &str, scale: Scale, tweak: impl 
 /// own.
 pub fn run_on_interleaving(apps: &[&App], config: usize, others: &[usize], cache: &str, scale: Scale) -> Result<Vec<Outcome>, Error> {
     let (reqs, hints) = workload(apps, scale)?;
-    let issued = Rc::new(RefCell::new(Vec::with_capacity(reqs.len())));
+    let issued = RequestRecorder::default();
     let c = stack(config, &scale.cache(cache), apps);
     let mut out = vec![outcome(&run_stack_recorded(&c, reqs, &hints, Some(issued.clone()))?, apps)];
-    let issued = issued.take();
+    let issued = issued.0.take();
     for &k in others {
         let mut c = stack(k, &scale.cache(cache), apps);
         c.replay = Replay::Open;
