@@ -2,24 +2,8 @@
 //! process it is for, runs are never joined across processes, and the report and the device
 //! stream show each process's share of the device.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
-use iostack::engine::timed::{Boundary, BoundaryObserver, Replay, StackConfig, TimedRun};
+use iostack::engine::timed::{Boundary, Replay, RequestRecorder as Recorder, StackConfig, TimedRun};
 use iostack::trace::{Op, Request, VecReader};
-
-/// Records the requests crossing a boundary.
-#[derive(Clone, Default)]
-struct Recorder(Rc<RefCell<Vec<Request>>>);
-
-impl BoundaryObserver for Recorder {
-    fn observe(&mut self, r: &Request) {
-        self.0.borrow_mut().push(*r);
-    }
-    fn finish(&mut self) -> Result<serde_json::Value, String> {
-        Ok(serde_json::Value::Null)
-    }
-}
 
 fn req(time_ns: u64, pid: u32, op: Op, block: u64, blocks: u64) -> Request {
     Request { time_ns, offset: block * 4096, length: blocks * 4096, pid, device: 0, op, file: None }

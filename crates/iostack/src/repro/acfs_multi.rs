@@ -178,7 +178,44 @@ pub const INFO_FIG8_9: ReproInfo = ReproInfo {
     run: reproduce_fig8_9,
 };
 
-pub fn fig10_report(apps: &[&str], runs: &[Vec<Vec<Outcome>>], scale: Scale) -> Report {
+/// Andrew's misses under global LRU and under AC caching (configurations 1 and 4) on one
+/// fixed interleaving: that of configuration `of`'s closed-loop run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SameInterleaving {
+    pub of: usize,
+    pub lru: u64,
+    pub ac: u64,
+}
+
+/// For each cache and application beside Andrew, Andrew's misses under configurations 1 and 4
+/// on the interleaving of each one's run (`[cache][app][0: LRU's, 1: AC's]`).
+pub fn same_interleaving_runs(apps: &[&str], scale: Scale, progress: &Progress) -> Vec<Vec<[SameInterleaving; 2]>> {
+    progress.expect((CACHES.len() * apps.len() * 2) as u64);
+    let misses = |o: &Outcome| o.processes.iter().find(|p| p.app == "andrew").expect("andrew runs").misses;
+    CACHES
+        .iter()
+        .map(|cache| {
+            apps.iter()
+                .map(|&a| {
+                    let pair = [app(a), app("andrew")];
+                    let both = [(1, 4), (4, 1)].map(|(of, other)| {
+                        let o = acfs_runs::run_on_interleaving(&pair, of, &[other], cache, scale).expect("the paper's runs are valid");
+                        progress.step(&format!("{a}+andrew on {}'s interleaving {cache}", CONFIG_NAMES[of - 1]));
+                        let (own, replayed) = (misses(&o[0]), misses(&o[1]));
+                        if of == 1 {
+                            SameInterleaving { of, lru: own, ac: replayed }
+                        } else {
+                            SameInterleaving { of, lru: replayed, ac: own }
+                        }
+                    });
+                    both
+                })
+                .collect()
+        })
+        .collect()
+}
+
+pub fn fig10_report(apps: &[&str], runs: &[Vec<Vec<Outcome>>], same: &[Vec<[SameInterleaving; 2]>], scale: Scale) -> Report {
     let pairs: Vec<(&str, &str)> = apps.iter().map(|&a| (a, "andrew")).collect();
     let names: Vec<String> = pairs.iter().map(|&(a, b)| label(a, b)).collect();
     let andrew = |o: &Outcome| o.processes.iter().find(|p| p.app == "andrew").cloned().expect("andrew runs");
@@ -221,6 +258,30 @@ pub fn fig10_report(apps: &[&str], runs: &[Vec<Vec<Outcome>>], scale: Scale) -> 
             "Andrew's misses under AC <= under global LRU, each run",
             rose.is_empty(),
         ));
+        // Criterion (i) on one interleaving: each run's requests, as its processes issued them,
+        // replayed open-loop under the other configuration.
+        let s = &same[ci];
+        tables.push(Table {
+            title: format!("Andrew's cache misses under LRU / AC on one fixed interleaving (the closed-loop run of the configuration named, replayed open-loop under the other), {cache}"),
+            header: vec!["run".into(), "LRU's interleaving".into(), "AC's interleaving".into()],
+            rows: names.iter().zip(s).map(|(n, both)| std::iter::once(n.clone()).chain(both.iter().map(|x| format!("{} / {}", x.lru, x.ac))).collect()).collect(),
+        });
+        let rose: Vec<String> = names
+            .iter()
+            .zip(s)
+            .flat_map(|(n, both)| both.iter().filter(|x| x.ac > x.lru).map(move |x| format!("{n} on {}'s ({} > {})", CONFIG_NAMES[x.of - 1], x.ac, x.lru)))
+            .collect();
+        checks.push(Check::new(
+            format!("{cache}: on one interleaving, AC caching does not raise the oblivious Andrew's misses"),
+            "an oblivious process suffers no more misses than under global LRU (criterion (i), l.388-399), for a given interleaving of the processes' references",
+            if rose.is_empty() {
+                names.iter().zip(s).map(|(n, [l, a])| format!("{n} {} -> {}, {} -> {}", l.lru, l.ac, a.lru, a.ac)).collect::<Vec<_>>().join("; ")
+            } else {
+                format!("rose on {}", rose.join(", "))
+            },
+            "Andrew's misses under AC <= under global LRU on the interleaving of each one's run",
+            rose.is_empty(),
+        ));
         tables.push(Table {
             title: format!("Andrew's own elapsed time under all three techniques against global LRU, {cache} (the paper: from -25 % beside din to +20 % beside cs2, l.1125-1127)"),
             header: vec!["run".into(), "change".into()],
@@ -248,7 +309,8 @@ pub fn fig10_report(apps: &[&str], runs: &[Vec<Vec<Outcome>>], scale: Scale) -> 
 pub fn reproduce_fig10_11(progress: &Progress) -> Report {
     let pairs: Vec<(&str, &str)> = WITH_ANDREW.iter().map(|&a| (a, "andrew")).collect();
     let r = runs(&pairs, Scale::Paper, progress);
-    fig10_report(&WITH_ANDREW, &r, Scale::Paper)
+    let same = same_interleaving_runs(&WITH_ANDREW, Scale::Paper, progress);
+    fig10_report(&WITH_ANDREW, &r, &same, Scale::Paper)
 }
 
 pub const INFO_FIG10_11: ReproInfo = ReproInfo {
@@ -257,3 +319,34 @@ pub const INFO_FIG10_11: ReproInfo = ReproInfo {
     quick: false,
     run: reproduce_fig10_11,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run's issued requests, replayed open-loop, give the same run again (so that replaying
+    /// them under another configuration changes the configuration and nothing else), and on
+    /// that one interleaving LRU-SP keeps criterion (i) for the oblivious Andrew beside psel2,
+    /// which shares its disk, with one-block lookahead, write-back and psel2's temporary
+    /// priorities.
+    #[test]
+    fn replaying_a_runs_interleaving_repeats_it_and_lrusp_keeps_criterion_i_on_it() {
+        let pair = [app("psel2"), app("andrew")];
+        for (of, other) in [(1, 4), (4, 1)] {
+            let o = acfs_runs::run_on_interleaving(&pair, of, &[of, other], CACHES[0], Scale::Small).unwrap();
+            assert_eq!(o[1], o[0], "configuration {of} replayed on its own interleaving");
+            let andrew = |k: usize| o[k].processes[1].misses;
+            let (lru, ac) = if of == 1 { (andrew(0), andrew(2)) } else { (andrew(2), andrew(0)) };
+            assert!(ac <= lru, "on configuration {of}'s interleaving: Andrew's misses {ac} under AC > {lru} under global LRU");
+            assert_eq!(o[0].processes[1].app, "andrew");
+        }
+        // The report's form: the fixed-interleaving table and check at each cache.
+        let apps = ["psel2"];
+        let pairs = [("psel2", "andrew")];
+        let r = runs(&pairs, Scale::Small, &Progress::none());
+        let same = same_interleaving_runs(&apps, Scale::Small, &Progress::none());
+        let rep = fig10_report(&apps, &r, &same, Scale::Small);
+        assert_eq!(rep.checks.iter().filter(|c| c.what.contains("on one interleaving")).count(), 2);
+        assert_eq!(rep.tables.iter().filter(|t| t.title.contains("fixed interleaving")).count(), 2);
+    }
+}

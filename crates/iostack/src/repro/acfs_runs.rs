@@ -17,7 +17,7 @@
 //!   duration from issue to the disk to completion, l.1007-1009, without the time queued before
 //!   it), per process its elapsed time and block I/Os.
 
-use crate::engine::timed::{preset, HintsConfig, StackConfig, TimedReport, TimedRun};
+use crate::engine::timed::{preset, Boundary, HintsConfig, Replay, RequestRecorder, StackConfig, TimedReport, TimedRun};
 use crate::error::Error;
 use crate::hints::Hints;
 use crate::trace::{Request, VecReader};
@@ -161,6 +161,13 @@ pub fn stack(config: usize, cache: &str, apps: &[&App]) -> StackConfig {
 
 /// Runs `requests` through `config`, with `hints` (inline) when its policy is LRU-SP.
 pub fn run_stack(config: &StackConfig, requests: Vec<Request>, hints: &Hints) -> Result<TimedReport, Error> {
+    run_stack_recorded(config, requests, hints, None)
+}
+
+/// [`run_stack`], also keeping in `issued` (when given) every request as the processes issued
+/// it, stamped with its issue time: replayed open-loop (`replay = open`) it gives every
+/// configuration the same interleaving of the processes' references.
+pub fn run_stack_recorded(config: &StackConfig, requests: Vec<Request>, hints: &Hints, issued: Option<RequestRecorder>) -> Result<TimedReport, Error> {
     let mut config = config.clone();
     if config.policy.starts_with("lrusp") && !hints.processes.is_empty() {
         let mut hints = hints.clone();
@@ -173,7 +180,10 @@ pub fn run_stack(config: &StackConfig, requests: Vec<Request>, hints: &Hints) ->
         let t: toml::Value = toml::from_str(&hints.to_toml()).expect("hints written as TOML read back");
         config.hints = Some(HintsConfig::Inline(serde_json::to_value(t).expect("TOML converts to JSON")));
     }
-    let run = TimedRun::new(&config)?;
+    let mut run = TimedRun::new(&config)?;
+    if let Some(issued) = issued {
+        run.observe(Boundary::Front, Box::new(issued));
+    }
     run.run(&mut VecReader::new(requests))
 }
 
@@ -208,6 +218,26 @@ pub fn run(apps: &[&App], config: usize, cache: &str, scale: Scale, tweak: impl 
     let mut c = stack(config, &scale.cache(cache), apps);
     tweak(&mut c);
     Ok(outcome(&run_stack(&c, reqs, &hints)?, apps))
+}
+
+/// Runs `apps` together under configuration `config` in the closed loop, and under each of
+/// `others` on the same interleaving: the requests in the order and at the times the
+/// processes issued them under `config`, replayed open-loop. Gives `config`'s outcome first,
+/// then `others`' in their order. LRU-SP's criteria (l.388-399) compare misses on one
+/// interleaving of the processes' references; in the closed loop each configuration makes its
+/// own.
+pub fn run_on_interleaving(apps: &[&App], config: usize, others: &[usize], cache: &str, scale: Scale) -> Result<Vec<Outcome>, Error> {
+    let (reqs, hints) = workload(apps, scale)?;
+    let issued = RequestRecorder::default();
+    let c = stack(config, &scale.cache(cache), apps);
+    let mut out = vec![outcome(&run_stack_recorded(&c, reqs, &hints, Some(issued.clone()))?, apps)];
+    let issued = issued.0.take();
+    for &k in others {
+        let mut c = stack(k, &scale.cache(cache), apps);
+        c.replay = Replay::Open;
+        out.push(outcome(&run_stack(&c, issued.clone(), &hints)?, apps));
+    }
+    Ok(out)
 }
 
 /// The configurations' short names, as the paper's figures label them.

@@ -38,7 +38,7 @@ pub mod series;
 
 pub use config::{FileSizes, HintsConfig, Processes, Replay, Resolved, StackConfig, Think, WritePolicy};
 pub use engine::{Boundary, BoundaryObserver};
-pub use observers::{DumpObserver, ProbeObserver, ProbeThread, SharedProbe};
+pub use observers::{DumpObserver, ProbeObserver, ProbeThread, RequestRecorder, SharedProbe};
 pub use probe_set::{ProbeSet, SetMember};
 pub use latency_log::{LatencyLog, HEADER as LATENCY_LOG_HEADER};
 pub use report::{BlkCounts, BlkReport, BoundaryLocality, DeviceReport, DeviceResponse, CacheCounts, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, ResponseReport, SchedCounts, TimedReport};

@@ -1,5 +1,5 @@
-//! Observers for the stack's boundaries: a dump of the stream to a trace file, and a locality
-//! probe ([`crate::metrics::LocalityProbe`]).
+//! Observers for the stack's boundaries: a dump of the stream to a trace file, a record of it in
+//! memory, and a locality probe ([`crate::metrics::LocalityProbe`]).
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -12,6 +12,20 @@ use crate::error::Error;
 use crate::metrics::{LocalityProbe, LocalityReport, ProbeConfig};
 use crate::trace::write::{self, TraceWriter};
 use crate::trace::{Format, Request};
+
+/// Keeps every request crossing a boundary in memory, in the order it crossed; clones share
+/// the list, so the caller keeps one and hands the run another.
+#[derive(Clone, Default)]
+pub struct RequestRecorder(pub Rc<RefCell<Vec<Request>>>);
+
+impl BoundaryObserver for RequestRecorder {
+    fn observe(&mut self, r: &Request) {
+        self.0.borrow_mut().push(*r);
+    }
+    fn finish(&mut self) -> Result<serde_json::Value, String> {
+        Ok(serde_json::Value::Null)
+    }
+}
 
 /// Writes every request crossing a boundary to a trace file (iostack CSV unless the file name
 /// asks for another writable format, e.g. `.bin`, or a compressed `.csv.zst`).
