@@ -28,6 +28,8 @@ mod engine;
 #[cfg(test)]
 mod ca_tests;
 #[cfg(test)]
+mod fig1_tests;
+#[cfg(test)]
 mod hook_tests;
 mod latency_log;
 mod observers;
