@@ -19,7 +19,7 @@ CONFIG_FIELDS = (
     "policy", "cache", "page_size", "prefetch", "sched", "device", "layers", "queue_depth",
     "max_request", "replay", "think", "processes", "write_policy", "dirty_expire",
     "flush_interval", "file_sizes", "seed", "locality", "redcap", "ada", "sched_select", "hints",
-    "per_process", "device_request_locality", "preset", "interval",
+    "per_process", "device_request_locality", "preset", "interval", "preload",
 )
 
 # The keys a preset (``preset="acfs-1"`` .. ``"acfs-6"``) sets; docs/policies.md, Presets.

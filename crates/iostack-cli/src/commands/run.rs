@@ -62,6 +62,11 @@ pub struct Args {
     /// Closed-loop think time: `none`, `trace` (the trace's gaps) or a duration (`2ms`).
     #[arg(long)]
     pub think: Option<String>,
+    /// Blocks cached at the start, outside every count and time: `BLOCKS[@PID]`, BLOCKS a
+    /// comma list of `[DEV:]FIRST[-LAST]` block numbers (page-size units, device 0 unless
+    /// given), loaded in order as if read by PID (default 0); at most the cache's size.
+    #[arg(long)]
+    pub preload: Option<String>,
     /// Processes: `trace` (the trace's pid), `one`, or `device` (one per device).
     #[arg(long, value_parser = ["trace", "one", "device"])]
     pub processes: Option<String>,
@@ -179,6 +184,9 @@ pub fn stack_config(args: &Args) -> anyhow::Result<StackConfig> {
     s(&args.think, &mut c.think);
     s(&args.dirty_expire, &mut c.dirty_expire);
     s(&args.flush_interval, &mut c.flush_interval);
+    if args.preload.is_some() {
+        c.preload = args.preload.clone();
+    }
     if let Some(v) = args.page_size {
         c.page_size = v;
     }

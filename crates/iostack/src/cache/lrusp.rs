@@ -51,6 +51,15 @@
 //! makes a process's blocks unowned. Prefetched blocks enter at the MRU end of the global list
 //! (l.464), like demand-fetched ones.
 //!
+//! `lrusp:pin_current=on` pins each process's block in use (reading J8 of `specs/acfs.md`): in
+//! the theoretical model a reference takes a time unit during which its block cannot be
+//! discarded (Figure 1: C replaces A "because B is in use", l.129), whereas the timed engine
+//! completes a hit at once and the think time follows. With the option, the block of a process's
+//! latest demand reference is passed over as candidate and as its owner's choice until that
+//! process makes its next reference (or exits); if every cached block is pinned the pins are
+//! ignored. Off by default: trace replay has no such unit, and the paper's prototype pins
+//! nothing.
+//!
 //! The file identity of blocks (for priorities and temporary priorities) comes through
 //! [`Policy::next_file`]; blocks without one belong to no file and have priority 0 unless given
 //! a temporary priority.
@@ -63,12 +72,13 @@ use crate::error::ConfigError;
 pub const INFO: PolicyInfo = PolicyInfo {
     name: "lrusp",
     aliases: &["lru-sp"],
-    summary: "ACFS's LRU-SP allocation: global LRU, owner-chosen victims, swapping and placeholders (swap=on|off, placeholders=on|off, calls=on|off: off ignores level policies and file priorities)",
+    summary: "ACFS's LRU-SP allocation: global LRU, owner-chosen victims, swapping and placeholders (swap=on|off, placeholders=on|off, calls=on|off: off ignores level policies and file priorities, pin_current=on|off: never replace a process's block in use)",
     build: |capacity, params: &mut Params| -> Result<Box<dyn Policy>, ConfigError> {
         let swap = params.bool("swap", true)?;
         let placeholders = params.bool("placeholders", true)?;
         let mut p = LruSp::new(capacity, swap, placeholders);
         p.calls = params.bool("calls", true)?;
+        p.pin_current = params.bool("pin_current", false)?;
         Ok(Box::new(p))
     },
 };
@@ -110,13 +120,13 @@ impl Manager {
         self.levels.get(&prio).copied().unwrap_or(LevelPolicy::Lru)
     }
 
-    /// The block the process gives up: from the lowest non-empty pool, by that level's policy.
-    fn choose(&self) -> Option<Key> {
-        let (&prio, pool) = self.pools.iter().find(|(_, p)| !p.is_empty())?;
-        match self.level(prio) {
-            LevelPolicy::Lru => pool.first_key_value().map(|(_, &k)| k),
-            LevelPolicy::Mru => pool.last_key_value().map(|(_, &k)| k),
-        }
+    /// The block the process gives up: from the lowest pool holding a block `pinned` lets go,
+    /// by that level's policy.
+    fn choose(&self, pinned: impl Fn(Key) -> bool) -> Option<Key> {
+        self.pools.iter().find_map(|(&prio, pool)| match self.level(prio) {
+            LevelPolicy::Lru => pool.values().copied().find(|&k| !pinned(k)),
+            LevelPolicy::Mru => pool.values().rev().copied().find(|&k| !pinned(k)),
+        })
     }
 }
 
@@ -145,6 +155,10 @@ pub struct LruSp {
     placeholders: bool,
     /// Whether the applications' caching calls are followed (off: every process is LRU).
     calls: bool,
+    /// Whether each process's block in use is pinned (`pins`).
+    pin_current: bool,
+    /// Each process's latest demand reference, while `pin_current`.
+    pins: rustc_hash::FxHashMap<u32, Key>,
     blocks: KeyMap<Block>,
     occupied: u64,
     /// The global list: stamp to key, smallest stamp at the LRU end.
@@ -169,6 +183,8 @@ impl LruSp {
             swap,
             placeholders,
             calls: true,
+            pin_current: false,
+            pins: Default::default(),
             blocks: KeyMap::default(),
             occupied: 0,
             global: BTreeMap::new(),
@@ -199,6 +215,17 @@ impl LruSp {
     /// The owner of a cached block (`None`: unowned or not cached).
     pub fn owner(&self, key: Key) -> Option<u32> {
         self.blocks.get(&key).and_then(|b| b.owner)
+    }
+
+    /// Pins `a`'s block as its process's block in use, if pinning and `a` is a demand reference.
+    fn pin(&mut self, a: &Access) {
+        if self.pin_current && matches!(a.origin, super::Origin::Demand) {
+            self.pins.insert(a.pid, a.key);
+        }
+    }
+
+    fn is_pinned(&self, key: Key) -> bool {
+        self.pins.values().any(|&k| k == key)
     }
 
     fn stamp(&mut self) -> u64 {
@@ -294,18 +321,21 @@ impl LruSp {
         if self.placeholders {
             if let Some(target) = self.ph.get(&a.key).copied() {
                 self.drop_placeholder_for(a.key);
-                if self.blocks.contains_key(&target) {
+                if self.blocks.contains_key(&target) && !self.is_pinned(target) {
                     candidate = Some(target);
                     self.stats.placeholders_used += 1;
                 }
             }
         }
+        // Pins hold unless every cached block is pinned.
+        let pins = !self.pins.is_empty() && self.global.values().any(|&k| !self.is_pinned(k));
+        let pinned = |k: Key| pins && self.is_pinned(k);
         let candidate = match candidate {
             Some(c) => c,
-            None => *self.global.first_key_value()?.1,
+            None => self.global.values().copied().find(|&k| !pinned(k))?,
         };
         let owner = self.blocks[&candidate].owner;
-        let victim = owner.and_then(|o| self.managers.get(&o)).and_then(|m| m.choose()).unwrap_or(candidate);
+        let victim = owner.and_then(|o| self.managers.get(&o)).and_then(|m| m.choose(pinned)).unwrap_or(candidate);
         let size = self.blocks[&victim].size;
         if victim != candidate {
             self.stats.overrides += 1;
@@ -393,6 +423,7 @@ impl Policy for LruSp {
     }
 
     fn find(&mut self, a: &Access) -> bool {
+        self.pin(a);
         let Some(b) = self.blocks.get(&a.key) else { return false };
         let old = b.stamp;
         let owner = b.owner;
@@ -416,6 +447,7 @@ impl Policy for LruSp {
     }
 
     fn insert(&mut self, a: &Access) {
+        self.pin(a);
         self.drop_placeholder_for(a.key);
         let stamp = self.stamp();
         self.global.insert(stamp, a.key);
@@ -442,6 +474,10 @@ impl Policy for LruSp {
 
     fn application_controlled(&self) -> bool {
         true
+    }
+
+    fn pinned(&self, key: Key) -> bool {
+        self.is_pinned(key) && self.blocks.contains_key(&key)
     }
 
     fn next_file(&mut self, file: Option<FileBlock>) {
@@ -471,6 +507,7 @@ impl Policy for LruSp {
     }
 
     fn process_exit(&mut self, pid: u32) {
+        self.pins.remove(&pid);
         self.exited.insert(pid);
         let keys: Vec<Key> = self.blocks.iter().filter(|(_, b)| b.owner == Some(pid)).map(|(&k, _)| k).collect();
         for k in keys {

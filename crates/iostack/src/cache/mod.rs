@@ -328,6 +328,14 @@ pub trait Policy: std::any::Any + Send {
     fn process_exit(&mut self, pid: u32) {
         let _ = pid;
     }
+
+    /// Whether `key` is pinned: the block of a reference still in progress, which `evict`
+    /// will not choose (ACFS's theoretical model, reading J8 of `specs/acfs.md`). A prefetcher
+    /// that counts the blocks it may replace asks this. Default: nothing is pinned.
+    fn pinned(&self, key: Key) -> bool {
+        let _ = key;
+        false
+    }
 }
 
 /// The body of [`Policy::get`]: `find`; on a miss, unless the object is larger than the whole

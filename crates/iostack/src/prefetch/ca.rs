@@ -29,6 +29,11 @@
 //! what issuing B prefetches at once does from what sorting them does). Besides the access that moved the cursor, a batch may start when the
 //! process's last prefetch completes (the disk fell idle for it, [`Prefetcher::on_complete`]).
 //!
+//! In the theoretical model a reference's block is in use for its time unit and cannot be
+//! replaced; the timed engine has no such unit unless the policy pins it
+//! (`lrusp:pin_current=on`, J8). Pinned blocks ([`BlockPresence::pinned`]) are then neither
+//! free blocks nor victims, so that a batch never replaces a block needed before its fetch.
+//!
 //! Victims (l.752-769): LRU-SP picks the process that gives up a frame, and that process's
 //! manager must choose among the blocks used after nextHole. The prefetcher steers it through
 //! temporary priorities ([`CacheActions::controls`]): when a batch starts, the process's cached
@@ -271,7 +276,17 @@ impl ControlledAggressive {
             let (d, b) = crate::cache::split_block_key(k);
             cache.is_cached(d, b)
         });
-        let mut uses: Vec<(usize, Key)> = pr.touched.iter().map(|&k| (pr.next_use(k, pr.pos), k)).collect();
+        // A block the policy pins (in use, `lrusp:pin_current=on`) can be replaced by none of
+        // the batch's fetches: it is not free, and needs no protecting.
+        let mut uses: Vec<(usize, Key)> = pr
+            .touched
+            .iter()
+            .filter(|&&k| {
+                let (d, b) = crate::cache::split_block_key(k);
+                !cache.pinned(d, b)
+            })
+            .map(|&k| (pr.next_use(k, pr.pos), k))
+            .collect();
         uses.sort_unstable();
         let mut empty = cache.free_frames();
         let mut taken = 0u64;

@@ -99,6 +99,12 @@ pub trait BlockPresence {
     fn free_frames(&self) -> u64 {
         0
     }
+    /// Whether the cached block is pinned by the policy ([`crate::cache::Policy::pinned`]): no
+    /// fetch can replace it now. Default: `false`.
+    fn pinned(&self, device: u32, block: u64) -> bool {
+        let _ = (device, block);
+        false
+    }
 }
 
 /// What a prefetcher asks of the cache beside fetches (see [`Prefetcher::cache_actions`]).

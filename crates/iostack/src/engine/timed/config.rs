@@ -147,6 +147,20 @@ pub struct StackConfig {
     /// (`100000req`) under `series` in the result; absent: no series.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub interval: Option<String>,
+    /// Blocks cached when the run starts, with no I/O and outside every count and time:
+    /// `BLOCKS[@PID]`, BLOCKS a comma list of `[DEV:]FIRST[-LAST]` block numbers (units of
+    /// `page_size`, device 0 unless given), loaded in that order (the last is the most recent)
+    /// as if process PID (default 0, the pid of a trace without pids) had read them; at most the
+    /// cache's size. Absent: the cache starts empty. See [`StackConfig::preload_blocks`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preload: Option<String>,
+}
+
+/// The parsed `preload`: device and block of each block, in load order, and the owner's pid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preload {
+    pub blocks: Vec<(u32, u64)>,
+    pub pid: u32,
 }
 
 /// Where a stack's hints come from: a spec (`h.toml`, `oracle:lookahead=N`) or the hints
@@ -197,6 +211,7 @@ impl Default for StackConfig {
             sched_select: None,
             device_request_locality: None,
             interval: None,
+            preload: None,
         }
     }
 }
@@ -315,7 +330,60 @@ impl StackConfig {
             return Err(ConfigError::new("--flush-interval", "the flusher interval must be at least 1ms (it wakes every interval)"));
         }
         let interval = self.interval.as_deref().map(|t| crate::engine::series::Interval::parse("--interval", t)).transpose()?;
+        if let Some(p) = self.preload_blocks()? {
+            if p.blocks.len() as u64 > cache_blocks {
+                return Err(ConfigError::new(
+                    "--preload",
+                    format!("{} blocks do not fit in the cache of {cache_blocks} blocks", p.blocks.len()),
+                ));
+            }
+        }
         Ok(Resolved { cache_blocks, max_request_blocks: max_request_blocks as u32, think, dirty_expire_ns, flush_interval_ns, interval })
+    }
+}
+
+impl StackConfig {
+    /// The blocks `preload` names, checked: numbers, ranges (FIRST ≤ LAST), no block twice.
+    pub fn preload_blocks(&self) -> Result<Option<Preload>, ConfigError> {
+        let Some(spec) = self.preload.as_deref() else { return Ok(None) };
+        let bad = |m: String| ConfigError::new("--preload", m);
+        let (list, pid) = match spec.rsplit_once('@') {
+            Some((l, p)) => (l, p.trim().parse::<u32>().map_err(|_| bad(format!("pid `{}` in `{spec}` is not a number", p.trim())))?),
+            None => (spec, 0),
+        };
+        let mut blocks = Vec::new();
+        let mut seen = rustc_hash::FxHashSet::default();
+        for part in list.split(',') {
+            let part = part.trim();
+            if part.is_empty() {
+                return Err(bad(format!("empty entry in `{spec}`: expected [DEV:]FIRST[-LAST] block numbers")));
+            }
+            let (dev, range) = match part.split_once(':') {
+                Some((d, r)) => (d.trim().parse::<u32>().map_err(|_| bad(format!("device `{d}` in `{part}` is not a number")))?, r),
+                None => (0, part),
+            };
+            let num = |t: &str| t.trim().parse::<u64>().map_err(|_| bad(format!("block `{}` in `{part}` is not a number", t.trim())));
+            let (first, last) = match range.split_once('-') {
+                Some((a, b)) => (num(a)?, num(b)?),
+                None => (num(range)?, num(range)?),
+            };
+            if first > last {
+                return Err(bad(format!("range `{part}` ends before it starts")));
+            }
+            if last >= crate::trace::devices::BLOCK_LIMIT {
+                return Err(bad(format!("block {last} in `{part}` is beyond the largest block number")));
+            }
+            if last - first >= 1 << 32 {
+                return Err(bad(format!("range `{part}` is larger than any cache")));
+            }
+            for b in first..=last {
+                if !seen.insert((dev, b)) {
+                    return Err(bad(format!("block {b} of device {dev} is named twice")));
+                }
+                blocks.push((dev, b));
+            }
+        }
+        Ok(Some(Preload { blocks, pid }))
     }
 }
 

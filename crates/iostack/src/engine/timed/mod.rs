@@ -28,6 +28,8 @@ mod engine;
 #[cfg(test)]
 mod ca_tests;
 #[cfg(test)]
+mod fig1_tests;
+#[cfg(test)]
 mod hook_tests;
 mod latency_log;
 mod observers;
@@ -424,7 +426,21 @@ impl TimedRun {
     /// [`TimedRun::run`] over a reader whose devices are already numbered by this run's table.
     fn run_numbered(self, reader: &mut dyn TraceReader) -> Result<TimedReport, Error> {
         let TimedRun { config, mut engine, probes, request_probe, devices, .. } = self;
+        let preload = match config.preload_blocks()? {
+            Some(p) => {
+                let mut blocks = Vec::with_capacity(p.blocks.len());
+                for (d, b) in p.blocks {
+                    let dense = devices.dense(d).ok_or_else(|| crate::error::ConfigError::new("--preload", format!("device {d}: too many devices")))?;
+                    blocks.push((dense, b));
+                }
+                Some((blocks, p.pid))
+            }
+            None => None,
+        };
         with_engine!(&mut engine, e => {
+            if let Some((blocks, pid)) = &preload {
+                e.preload(blocks, *pid);
+            }
             e.run(reader)?;
             report(&config, &probes, request_probe.as_ref(), &devices, e)
         })

@@ -197,6 +197,9 @@ impl<P: Policy + ?Sized> BlockPresence for Presence<'_, P> {
     fn free_frames(&self) -> u64 {
         self.capacity.saturating_sub(self.policy.occupied())
     }
+    fn pinned(&self, device: u32, block: u64) -> bool {
+        self.policy.pinned(block_key(device, block))
+    }
 }
 
 /// Counters the engine keeps while running.
@@ -651,6 +654,33 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     }
 
     // ----- the run -----
+
+    /// Before the run: the cache starts holding these blocks, brought in by process `pid` and
+    /// clean, in the order given (the last is the most recent), with no I/O and no counts. A
+    /// block already cached is skipped; once the cache is full, the policy makes room as for a
+    /// miss. Their file identity comes with their first reference.
+    pub(crate) fn preload(&mut self, blocks: &[(u32, u64)], pid: u32) {
+        if self.tell_files {
+            self.policy.next_file(None);
+        }
+        for &(device, block) in blocks {
+            let key = block_key(device, block);
+            if self.policy.contains(key) {
+                continue;
+            }
+            let acc = self.access(key, Op::Read, pid, Origin::Demand);
+            while self.policy.occupied() + 1 > self.capacity {
+                if self.policy.evict(&acc).is_none() {
+                    break;
+                }
+            }
+            self.policy.insert(&acc);
+            if self.side_evictions {
+                self.policy.drain_side_evictions(&mut self.side_buf);
+                self.side_buf.clear();
+            }
+        }
+    }
 
     pub(crate) fn run(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<()> {
         self.keep_service = self.stage.is_some() || self.latency_log.is_some();
