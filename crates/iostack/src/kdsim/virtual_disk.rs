@@ -300,7 +300,6 @@ impl VirtualDisk {
     /// exited child's unserved ones: an interleaving the real system never had.)
     pub fn exit(&mut self, pid: u32, now_ns: u64) {
         self.advance(now_ns);
-        self.forked = true;
         match self.procs.get_mut(&pid) {
             Some(p) if p.reads_unserved > 0 => p.exit_pending = true,
             _ => self.exited(pid),
