@@ -159,3 +159,20 @@ def test_sched_select_from_python(tmp_path):
     assert "sched_select" not in iostack.run(t, **opts)
     with pytest.raises(ValueError, match="two schedulers"):
         iostack.run(t, sched_select="cfq", **opts)
+
+
+def test_preload_caches_blocks_before_the_run(tmp_path):
+    """``preload`` from Python: the preloaded blocks hit, the rest miss, and a bad value is a
+    ``ValueError`` naming the option."""
+    t = tmp_path / "t.csv"
+    lines = ["time_ns,pid,op,offset,length,device,file,file_offset,file_size"]
+    lines += [f"{i * 1000},1,R,{b * 4096},4096,0,,," for i, b in enumerate([0, 1, 2, 0, 1])]
+    t.write_text("\n".join(lines) + "\n")
+    stack = dict(cache=4, prefetch="none", device="fixed:1ms", sched="noop", locality=False)
+    cold = iostack.run(t, **stack)
+    warm = iostack.run(t, preload="0-1", **stack)
+    assert (cold["device_requests"], cold["hit_ratio"]) == (3, 0.4)
+    assert (warm["device_requests"], warm["hit_ratio"]) == (1, 0.8)
+    assert warm["config"]["preload"] == "0-1"
+    with pytest.raises(ValueError, match="preload"):
+        iostack.run(t, preload="1-0", **stack)
