@@ -49,12 +49,16 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             return Ok(false);
         }
         if self.proc_events.is_some() {
-            // Requests taken before the next one.
-            let at = self.order.read - (self.batch.len() - self.batch_pos) as u64;
-            self.place_events(at);
+            self.place_events(self.requests_taken());
             self.set_batch_stop();
         }
         Ok(true)
+    }
+
+    /// Requests of the trace taken so far (those read, less those left in the batch).
+    #[inline]
+    pub(super) fn requests_taken(&self) -> u64 {
+        self.order.read - (self.batch.len() - self.batch_pos) as u64
     }
 
     /// Stops the reader at the end of the batch, or before the request of the next process

@@ -26,8 +26,6 @@ pub(super) struct ProcEvents {
     unplaced: VecDeque<ProcessEvent>,
     /// Events placed, by their index in [`Queued::Event`].
     placed: Vec<ProcessEvent>,
-    /// Requests taken from the trace.
-    pub(super) taken: u64,
     /// Parent of each process forked.
     parent: FxHashMap<u32, u32>,
     /// Processes exited in the replay, and those that exited in the trace.
@@ -160,7 +158,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if pe.exited.contains(&pid) {
             return;
         }
-        let e = ProcessEvent { before: pe.taken, time_ns: self.now, kind: ProcessEventKind::Exit, pid, ppid: pe.parent.get(&pid).copied().unwrap_or(0) };
+        let e = ProcessEvent { before: self.requests_taken(), time_ns: self.now, kind: ProcessEventKind::Exit, pid, ppid: pe.parent.get(&pid).copied().unwrap_or(0) };
         self.apply_event(&e);
         self.exited(pid);
     }
