@@ -148,15 +148,20 @@ pub fn experiment(data: &[u8]) {
     }
 }
 
-/// The folder the experiment target resolves trace paths in, made once per process (under the
-/// system's temporary folder, named for the process).
+/// The folder the experiment target resolves trace paths in (under the system's temporary
+/// folder). Its name is fixed, so that every run and every process shares one folder instead of
+/// leaving one behind per process; its files are empty and only created when missing, so
+/// processes running at once cannot disturb each other.
 fn experiment_dir() -> &'static Path {
     static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("iostack-fuzz-experiment-{}", std::process::id()));
+        let dir = std::env::temp_dir().join("iostack-fuzz-experiment");
         std::fs::create_dir_all(dir.join("sub")).expect("a temporary folder");
         for f in ["a.csv", "b.csv", "sub/c.csv"] {
-            std::fs::write(dir.join(f), b"").expect("a trace file");
+            let path = dir.join(f);
+            if !path.exists() {
+                std::fs::write(path, b"").expect("a trace file");
+            }
         }
         dir
     })
