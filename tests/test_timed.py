@@ -176,3 +176,23 @@ def test_preload_caches_blocks_before_the_run(tmp_path):
     assert warm["config"]["preload"] == "0-1"
     with pytest.raises(ValueError, match="preload"):
         iostack.run(t, preload="1-0", **stack)
+
+
+def test_cpus_share_the_think_time(tmp_path):
+    """``cpus`` from Python: two processes computing 30 ms each between cached blocks take 30 ms
+    side by side and 60 ms on one CPU, with each one's CPU time and wait; 0 is a ``ValueError``."""
+    t = tmp_path / "t.csv"
+    lines = ["time_ns,pid,op,offset,length,device,file,file_offset,file_size"]
+    for i in range(4):
+        lines += [f"{i * 10_000_000},1,R,{i * 4096},4096,0,,,", f"{i * 10_000_000},2,R,{(100 + i) * 4096},4096,0,,,"]
+    t.write_text("\n".join(lines) + "\n")
+    stack = dict(cache=64, prefetch="none", device="fixed:1ms", sched="noop", think="trace", preload="0-3,100-103", locality=False)
+    own = iostack.run(t, **stack)
+    one = iostack.run(t, cpus=1, **stack)
+    assert own["elapsed_ns"] == 30_000_000 and "cpu" not in own
+    assert one["elapsed_ns"] == 60_000_000
+    assert one["config"]["cpus"] == 1
+    assert [(p["cpu_ns"], p["cpu_wait_ns"]) for p in one["processes"]] == [(30_000_000, 20_000_000), (30_000_000, 30_000_000)]
+    assert one["cpu"]["busy_ns"] == 60_000_000 and one["cpu"]["quantum_ns"] == 100_000_000
+    with pytest.raises(ValueError, match="cpus"):
+        iostack.run(t, cpus=0, **stack)

@@ -20,6 +20,7 @@ CONFIG_FIELDS = (
     "max_request", "replay", "think", "processes", "write_policy", "dirty_expire",
     "flush_interval", "file_sizes", "seed", "locality", "redcap", "ada", "sched_select", "hints",
     "per_process", "device_request_locality", "preset", "interval", "preload",
+    "cpus", "cpu_quantum",
 )
 
 # The keys a preset (``preset="acfs-1"`` .. ``"acfs-6"``) sets; docs/policies.md, Presets.

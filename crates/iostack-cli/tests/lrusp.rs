@@ -241,3 +241,42 @@ fn hints_on_a_multi_device_trace_name_the_devices_the_policy_sees() {
     assert!(bm(&ro, 0) < 300, "oracle in run: {}", bm(&ro, 0));
     assert!(bm(&ro, 1) <= bm(&rl, 1));
 }
+
+/// D-F1t (specs/acfs.md §4; docs/timed.md, "The theoretical model of ACFS"): Figure 1 through
+/// `iostack run` as documented. K = 2 blocks, a fetch of 4 ms, a reference of 1 ms (the think
+/// time), A and B cached by `--preload`, the application's list the whole reference string.
+/// Elapsed time ends at the last completion: the model's total less one unit.
+#[test]
+fn figure_1_runs_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let elapsed_ms = |refs: &str, level: &str, policy: &str, prefetch: &str| {
+        // Block A is file 1's block 0 at device block 0, B block 1, ... (page size 4096).
+        let blocks: Vec<u64> = refs.chars().map(|c| (c as u8 - b'A') as u64).collect();
+        let trace = dir.path().join(format!("{refs}.csv"));
+        let mut s = String::from("time_ns,offset,length,op,pid,device,file,file_offset,file_size\n");
+        for (i, b) in blocks.iter().enumerate() {
+            s += &format!("{},{},4096,R,1,0,1,{},\n", i as u64 * 1_000_000, b * 4096, b * 4096);
+        }
+        std::fs::write(&trace, s).unwrap();
+        let hints = dir.path().join(format!("{refs}-{level}.toml"));
+        let list: Vec<String> = blocks.iter().map(|b| format!("[1, {b}, {b}]")).collect();
+        std::fs::write(&hints, format!("[[process]]\npid = 1\npolicy = \"{level}\"\nblock_list = [{}]\n", list.join(", "))).unwrap();
+        let (t, h) = (trace.to_str().unwrap(), hints.to_str().unwrap());
+        let args = ["run", t, "--policy", policy, "--prefetch", prefetch, "--hints", h, "--cache", "2", "--device", "fixed:4ms", "--think", "1ms", "--sched", "noop", "--preload", "0-1@1", "--no-locality", "--json"];
+        let o = iostack(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["config"]["preload"], "0-1@1");
+        v["elapsed_ns"].as_u64().unwrap() as f64 / 1e6
+    };
+    let ca = "ca:trigger_min=1,loop_gt=0";
+    // ABCA: without prefetching 7 ms (model 8); controlled-aggressive with the block in use
+    // pinned 9 ms (model 10: prefetching loses); without pinning C replaces A at A's own
+    // reference, 8 ms.
+    assert_eq!(elapsed_ms("ABCA", "mru", "lrusp", "none"), 7.0);
+    assert_eq!(elapsed_ms("ABCA", "mru", "lrusp:pin_current=on", ca), 9.0);
+    assert_eq!(elapsed_ms("ABCA", "mru", "lrusp", ca), 8.0);
+    // ABCB: prefetching wins, 6 ms against 7 (model 7 and 8).
+    assert_eq!(elapsed_ms("ABCB", "lru", "lrusp", "none"), 7.0);
+    assert_eq!(elapsed_ms("ABCB", "lru", "lrusp:pin_current=on", ca), 6.0);
+}

@@ -67,6 +67,13 @@ pub struct Args {
     /// given), loaded in order as if read by PID (default 0); at most the cache's size.
     #[arg(long)]
     pub preload: Option<String>,
+    /// CPUs the processes share for their think time (closed loop): 1 or more; a process
+    /// computing waits for a free one, round robin (docs/timed.md, CPUs). Default: a CPU each.
+    #[arg(long)]
+    pub cpus: Option<u32>,
+    /// Round-robin quantum with --cpus (default 100ms, 4.3BSD's).
+    #[arg(long)]
+    pub cpu_quantum: Option<String>,
     /// Processes: `trace` (the trace's pid), `one`, or `device` (one per device).
     #[arg(long, value_parser = ["trace", "one", "device"])]
     pub processes: Option<String>,
@@ -186,6 +193,12 @@ pub fn stack_config(args: &Args) -> anyhow::Result<StackConfig> {
     s(&args.flush_interval, &mut c.flush_interval);
     if args.preload.is_some() {
         c.preload = args.preload.clone();
+    }
+    if args.cpus.is_some() {
+        c.cpus = args.cpus;
+    }
+    if args.cpu_quantum.is_some() {
+        c.cpu_quantum = args.cpu_quantum.clone();
     }
     if let Some(v) = args.page_size {
         c.page_size = v;

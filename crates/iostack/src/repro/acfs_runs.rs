@@ -9,6 +9,9 @@
 //!   the values in [`APPS`] are assumed, chosen so that each application is I/O-bound or
 //!   CPU-bound as §5.3 describes it (din's non-overlapped I/O "quite small", l.965-968; the
 //!   others I/O-intensive, l.780-783).
+//! - **One CPU** (the DEC 5000/240, l.891-892; `cpus = 1`): the processes' compute shares it,
+//!   round robin ([`crate::engine::timed::cpu`]), and one process's I/O overlaps another's
+//!   compute; the paper's context switch at every miss (l.1092-1098) is that sharing.
 //! - **Disks** (l.913-925): CScope, Dinero and Glimpse on the RZ56, Postgres and Andrew on the
 //!   RZ26 (`hdd:rz56`, `hdd:rz26`). A pair whose applications use different disks runs on two
 //!   devices, each with its own scheduler; otherwise both share one.
@@ -149,6 +152,9 @@ pub fn stack(config: usize, cache: &str, apps: &[&App]) -> StackConfig {
     c.locality = false;
     // Per-process cache misses under global LRU too (criterion (i) compares them).
     c.per_process = true;
+    // The paper's DEC 5000/240 has one CPU (l.891-892): the processes' compute shares it, and
+    // a process gives it up at each miss (l.1092-1098).
+    c.cpus = Some(1);
     let devices = devices_of(apps);
     c.device = if devices.contains(&1) {
         let disk = |d: u32| apps.iter().zip(&devices).find(|(_, &x)| x == d).map(|(a, _)| a.disk).expect("an application on the device");
@@ -235,6 +241,8 @@ pub fn run_on_interleaving(apps: &[&App], config: usize, others: &[usize], cache
     for &k in others {
         let mut c = stack(k, &scale.cache(cache), apps);
         c.replay = Replay::Open;
+        // The interleaving already has the CPU's sharing in its times.
+        c.cpus = None;
         out.push(outcome(&run_stack(&c, issued.clone(), &hints)?, apps));
     }
     Ok(out)

@@ -154,7 +154,17 @@ pub struct StackConfig {
     /// cache's size. Absent: the cache starts empty. See [`StackConfig::preload_blocks`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preload: Option<String>,
+    /// CPUs the processes share for their think time (closed loop; see
+    /// [`super::cpu`]): 1 to [`MAX_CPUS`]. Absent: every process has a CPU of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<u32>,
+    /// The round-robin time quantum with `cpus` (a duration; absent: 4.3BSD's 100 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_quantum: Option<String>,
 }
+
+/// The most CPUs `cpus` takes.
+pub const MAX_CPUS: u32 = 4096;
 
 /// The parsed `preload`: device and block of each block, in load order, and the owner's pid.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -212,6 +222,8 @@ impl Default for StackConfig {
             device_request_locality: None,
             interval: None,
             preload: None,
+            cpus: None,
+            cpu_quantum: None,
         }
     }
 }
@@ -225,6 +237,8 @@ pub struct Resolved {
     pub dirty_expire_ns: u64,
     pub flush_interval_ns: u64,
     pub interval: Option<crate::engine::series::Interval>,
+    /// `cpus` and the quantum in ns; `None`: a CPU per process.
+    pub cpus: Option<(u32, u64)>,
 }
 
 /// The 1-based line of `text` (TOML or JSON) where `key` is set, if one is found.
@@ -338,7 +352,35 @@ impl StackConfig {
                 ));
             }
         }
-        Ok(Resolved { cache_blocks, max_request_blocks: max_request_blocks as u32, think, dirty_expire_ns, flush_interval_ns, interval })
+        let cpus = self.resolve_cpus()?;
+        Ok(Resolved { cache_blocks, max_request_blocks: max_request_blocks as u32, think, dirty_expire_ns, flush_interval_ns, interval, cpus })
+    }
+
+    /// `cpus` and `cpu_quantum`, checked.
+    fn resolve_cpus(&self) -> Result<Option<(u32, u64)>, ConfigError> {
+        let Some(n) = self.cpus else {
+            return match &self.cpu_quantum {
+                Some(_) => Err(ConfigError::new("--cpu-quantum", "is the quantum of processes sharing CPUs: give --cpus too")),
+                None => Ok(None),
+            };
+        };
+        if n == 0 || n > MAX_CPUS {
+            return Err(ConfigError::new("--cpus", format!("{n} is out of range: give 1 to {MAX_CPUS} CPUs (omit it for a CPU per process)")));
+        }
+        if self.replay != Replay::Closed {
+            return Err(ConfigError::new("--cpus", "processes share CPUs for their think time, which only closed-loop replay has: open-loop replay issues at the trace's times"));
+        }
+        let quantum = match &self.cpu_quantum {
+            None => super::cpu::QUANTUM_NS,
+            Some(q) => {
+                let ns = parse_duration_ns("--cpu-quantum", q)?;
+                if ns == 0 {
+                    return Err(ConfigError::new("--cpu-quantum", format!("`{q}`: the quantum must be longer than 0")));
+                }
+                ns
+            }
+        };
+        Ok(Some((n, quantum)))
     }
 }
 

@@ -418,6 +418,25 @@ pub struct ProcessReport {
     /// How the process's access list predicted its accesses (a prefetcher with lists, `ca`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hints: Option<crate::prefetch::ListCounts>,
+    /// With `cpus`: the CPU time the process had for its think time, and the time it waited,
+    /// ready to compute, for a CPU (see [`super::cpu`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_ns: Option<u64>,
+}
+
+/// The CPUs the processes shared (`cpus` in the config).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuReport {
+    pub cpus: u32,
+    pub quantum_ns: u64,
+    /// CPU time given to the processes, over all CPUs.
+    pub busy_ns: u64,
+    /// `busy_ns` / (`cpus` × `end_ns`).
+    pub utilization: f64,
+    /// Time processes waited, ready to compute, for a CPU (summed over them).
+    pub wait_ns: u64,
 }
 
 fn is_zero(x: &u64) -> bool {
@@ -538,6 +557,9 @@ pub struct TimedReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched_select: Option<serde_json::Value>,
     pub processes: Vec<ProcessReport>,
+    /// The CPUs the processes shared, with `cpus` (absent: a CPU per process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuReport>,
     /// Locality of the stream crossing each boundary (`null` with `locality = false`).
     #[serde(default)]
     pub locality: Option<BoundaryLocality>,

@@ -329,7 +329,12 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     /// Otherwise the issue is left to the event queue (the caller queues the request).
     #[inline(always)]
     pub(super) fn issue_due(&mut self, p: u32, next_ns: u64) -> bool {
-        let t = self.now + self.think_before(p, next_ns);
+        let think = self.think_before(p, next_ns);
+        if think > 0 && self.cpus.is_some() {
+            self.compute(p, think);
+            return false;
+        }
+        let t = self.now + think;
         let other_due = self.inline.is_some_and(|e| e.time <= t) || self.heap.peek().is_some_and(|Reverse(e)| e.time <= t);
         if other_due {
             self.push(t, Kind::Issue, p);

@@ -19,6 +19,7 @@ use crate::sched::{Cause, IoRequest, Scheduler};
 use crate::trace::{Op, PageSize, Request};
 
 mod block_layer;
+mod compute;
 mod input;
 mod page_cache;
 mod proc_events;
@@ -141,6 +142,8 @@ enum Kind {
     StageServe,
     /// Closed loop: the trace reader looks ahead for processes whose first request is due.
     Discover,
+    /// With `cpus`: a slice of compute ends on the CPU `arg` ([`compute`]).
+    CpuSlice,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -410,6 +413,9 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     pub(crate) order: OrderChecks,
     /// The trace's process events, when it has any.
     proc_events: Option<Box<proc_events::ProcEvents>>,
+    /// With `cpus`: the CPUs the processes share for their think time; `None`, a CPU each
+    /// (think time is then a plain delay, and nothing here is entered).
+    cpus: Option<Box<super::cpu::Cpus>>,
 }
 
 /// Two signs that a trace does not interleave its processes the way it means to (a generator
@@ -544,6 +550,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             skipped: 0,
             order: OrderChecks::default(),
             proc_events: None,
+            cpus: s.resolved.cpus.map(|(n, q)| Box::new(super::cpu::Cpus::new(n, q))),
         }
     }
 
@@ -725,6 +732,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 }
                 Kind::StageServe => self.stage_served(e.arg),
                 Kind::Discover => self.discover(reader)?,
+                Kind::CpuSlice => self.cpu_slice_end(e.arg),
             }
             if self.s.replay == Replay::Closed {
                 self.continue_ready(reader)?;
@@ -797,6 +805,12 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 ..Default::default()
             })
             .collect();
+        if let Some(cpus) = &self.cpus {
+            for (i, r) in v.iter_mut().enumerate() {
+                let c = cpus.of(i as u32);
+                (r.cpu_ns, r.cpu_wait_ns) = (Some(c.cpu_ns), Some(c.wait_ns));
+            }
+        }
         v.sort_by_key(|p| p.pid);
         if self.prefetcher_acts {
             for (pid, c) in self.prefetcher.list_counts() {

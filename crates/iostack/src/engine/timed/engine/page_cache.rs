@@ -529,6 +529,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             return;
         };
         let think = self.think_before(p, next.time_ns());
+        if think > 0 && self.cpus.is_some() {
+            return self.compute(p, think);
+        }
         self.push(self.now + think, Kind::Issue, p);
     }
 
