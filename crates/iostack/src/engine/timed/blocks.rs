@@ -105,6 +105,12 @@ impl BlockStates {
     /// idle; `None` when `key` has no state.
     #[inline]
     pub fn update<R>(&mut self, key: Key, f: impl FnOnce(&mut BlockState) -> R) -> Option<R> {
+        self.update_inlined(key, f)
+    }
+
+    /// [`Self::update`], inlined into the caller.
+    #[inline(always)]
+    fn update_inlined<R>(&mut self, key: Key, f: impl FnOnce(&mut BlockState) -> R) -> Option<R> {
         if !self.maybe(key) {
             return None;
         }
@@ -115,6 +121,23 @@ impl BlockStates {
             self.counted_out(key);
         }
         Some(r)
+    }
+
+    /// The I/O on `key` (a write if `write`, else a read) completed: takes its waiters (NIL
+    /// for none) and ends a read's flight, telling whether the block had been evicted during
+    /// it; `None` when `key` has no state. Inlined into the device completion, which runs it
+    /// for every block of every request.
+    #[inline(always)]
+    pub fn complete(&mut self, key: Key, write: bool) -> Option<(u32, bool)> {
+        self.update_inlined(key, |st| {
+            if write {
+                (std::mem::replace(&mut st.write_waiters, NIL), false)
+            } else {
+                let was_evicted = st.flags & EVICTED != 0;
+                st.flags &= !(INFLIGHT | EVICTED);
+                (std::mem::replace(&mut st.read_waiters, NIL), was_evicted)
+            }
+        })
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &BlockState)> {

@@ -339,7 +339,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
         Snapshot {
             requests: self.c.front.requests,
-            completed: self.c.completed,
+            completed: self.c.response_read.count() + self.c.response_write.count(),
             accesses: self.c.cache.accesses,
             hits: self.c.cache.hits,
             device_requests,
@@ -400,15 +400,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let write = r.op.is_write();
         for b in r.block..r.end() {
             let key = block_key(r.device, b);
-            let Some((waiters, was_evicted)) = self.blocks.update(key, |st| {
-                if write {
-                    (std::mem::replace(&mut st.write_waiters, NIL), false)
-                } else {
-                    let was_evicted = st.flags & EVICTED != 0;
-                    st.flags &= !(INFLIGHT | EVICTED);
-                    (std::mem::replace(&mut st.read_waiters, NIL), was_evicted)
-                }
-            }) else {
+            let Some((waiters, was_evicted)) = self.blocks.complete(key, write) else {
                 continue;
             };
             if was_evicted {

@@ -117,8 +117,13 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let keys = &mut self.batch_keys;
         keys.clear();
         keys.resize(self.batch.len(), 0);
+        let backwards = o.backwards;
+        // Whether every request has the first one's pid (the bits that differ, or'ed).
+        let pid0 = self.batch[0].pid;
+        let mut pids = 0;
         for (i, (r, k)) in self.batch.iter().zip(keys.iter_mut()).enumerate() {
             *k = block_key(r.device, pages.page_of(r.offset));
+            pids |= r.pid ^ pid0;
             if r.time_ns < max_raw {
                 o.backwards += 1;
                 if o.first_backwards.is_none() {
@@ -130,6 +135,15 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
         o.max_raw_ns = max_raw;
         o.read += self.batch.len() as u64;
+        self.batch_one_proc = if o.backwards != backwards {
+            None
+        } else {
+            match self.s.processes {
+                Processes::Trace => (pids == 0).then_some(pid0),
+                Processes::One => Some(0),
+                Processes::Device => None,
+            }
+        };
         self.set_batch_stop();
         Ok(true)
     }
@@ -225,6 +239,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             // (The choice of process key is made once, outside the scan.)
             let n = if self.last_trace_ns > self.now {
                 0
+            } else if self.batch_one_proc == Some(known) {
+                // Every request is `known`'s and the times do not go back: the first not due.
+                rest.partition_point(|r| r.time_ns <= due_raw)
             } else {
                 let other = match self.s.processes {
                     Processes::Trace => rest.iter().position(|r| r.time_ns > due_raw || r.pid != known),

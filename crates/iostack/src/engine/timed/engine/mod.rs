@@ -214,11 +214,10 @@ pub(crate) struct Counters {
     /// running: [`Lane`]).
     pub sched: SchedCounts,
     pub device: DeviceCounts,
-    /// Response times of reads and of writes (all requests: their merge, at the end).
+    /// Response times of reads and of writes (all requests: their merge, at the end); their
+    /// counts are the requests completed.
     pub response_read: LogHistogram,
     pub response_write: LogHistogram,
-    /// Requests completed (the series takes differences of it).
-    pub completed: u64,
     /// Device requests from entering the scheduler to completion: reads other than demand
     /// reads, writes, demand reads (reads: the merge of the first and the last; all: of the
     /// three, at the end).
@@ -408,6 +407,10 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     /// first request is due, and whether it waits for the next batch.
     ahead_pos: usize,
     ahead_waits: bool,
+    /// The process of every request of `batch`, when they all have one (as `pid_of` sees it)
+    /// and their trace times never go back: the look-ahead then finds the first request not
+    /// yet due by bisection instead of a scan.
+    batch_one_proc: Option<u32>,
     pub(crate) skipped: u64,
     /// What the replay noticed about the trace's order, for the report's warnings.
     pub(crate) order: OrderChecks,
@@ -547,6 +550,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             next_arrival: None,
             ahead_pos: 0,
             ahead_waits: false,
+            batch_one_proc: None,
             skipped: 0,
             order: OrderChecks::default(),
             proc_events: None,
