@@ -32,7 +32,7 @@ impl BlockDistance {
     }
 
     /// Distance of a reference to `block` of `device`, which becomes the previous reference.
-    #[inline]
+    #[inline(always)]
     pub fn access(&mut self, device: u32, block: u64) -> u64 {
         let prev = match self.last_device {
             Some(d) if d == device => self.last_block,
@@ -53,7 +53,7 @@ impl BlockDistance {
     /// A request covering blocks `first..end` (see the module comment): returns the distance of
     /// its first block; each further block is at distance 1, and `end - 1` becomes the previous
     /// block.
-    #[inline]
+    #[inline(always)]
     pub fn access_range(&mut self, device: u32, first: u64, end: u64) -> u64 {
         let d = self.access(device, first);
         self.last_block = end - 1;

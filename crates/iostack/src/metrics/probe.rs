@@ -35,7 +35,7 @@ use super::series::{IntervalSpec, Series, SeriesReport};
 use super::stack_distance::{FirstReference, StackDistance};
 use crate::cache::block_key;
 use crate::trace::devices::object_key;
-use crate::trace::Request;
+use crate::trace::{PageSize, Request};
 
 /// The unit references are counted in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,6 +118,9 @@ pub struct RequestLocality {
 #[derive(Clone)]
 pub struct LocalityProbe {
     config: ProbeConfig,
+    /// The unit at byte granularity, with its shift decided once (a 64-bit division per
+    /// request costs tens of cycles).
+    unit: PageSize,
     stack: StackDistance<KeyInfo>,
     block: BlockDistance,
     stack_dist: DistanceDistribution,
@@ -136,8 +139,13 @@ pub struct LocalityProbe {
 impl LocalityProbe {
     pub fn new(config: ProbeConfig) -> LocalityProbe {
         let config = ProbeConfig { granularity: match config.granularity { Granularity::Bytes(0) => Granularity::Bytes(1), g => g }, ..config };
+        let unit = PageSize::new(match config.granularity {
+            Granularity::Bytes(u) => u,
+            Granularity::File | Granularity::Object => FILE_POSITION_UNIT,
+        });
         LocalityProbe {
             config,
+            unit,
             stack: StackDistance::new(),
             block: BlockDistance::new(),
             stack_dist: DistanceDistribution::new(usize::MAX),
@@ -169,7 +177,7 @@ impl LocalityProbe {
     #[inline]
     pub fn observe_request(&mut self, r: &Request) -> RequestLocality {
         let (first, end) = match self.config.granularity {
-            Granularity::Bytes(unit) => r.block_range(unit),
+            Granularity::Bytes(_) => self.unit.block_range(r),
             Granularity::Object => {
                 self.requests += 1;
                 self.bytes += r.length;
@@ -277,7 +285,7 @@ impl LocalityProbe {
     #[inline]
     pub fn prefetch(&self, r: &Request) {
         let key = match self.config.granularity {
-            Granularity::Bytes(unit) => block_key(r.device, r.offset / unit),
+            Granularity::Bytes(_) => block_key(r.device, self.unit.page_of(r.offset)),
             Granularity::Object => object_key(r),
             Granularity::File => match r.file {
                 Some(f) => f.id,

@@ -236,20 +236,49 @@ impl ProbeThread {
     #[inline]
     pub fn observe(&mut self, r: &Request) {
         match &mut self.state {
-            ProbeState::Running { batch, to_probe, recycled, .. } => {
+            ProbeState::Running { batch, .. } => {
                 batch.push(*r);
                 if batch.len() == BATCH {
-                    let next = recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
-                    let full = std::mem::replace(batch, next);
-                    if to_probe.send(ToProbe::Batch(full)).is_err() {
-                        // The thread is gone (it panicked): joining it raises its panic here.
-                        self.join();
-                    }
+                    self.send_batch();
                 }
             }
             ProbeState::Inline(p) => {
                 p.observe_request(r);
             }
+        }
+    }
+
+    /// Observes `requests` in order, as [`ProbeThread::observe`] on each would, copying them
+    /// into the batch in bulk.
+    pub fn observe_all(&mut self, mut requests: &[Request]) {
+        while !requests.is_empty() {
+            match &mut self.state {
+                ProbeState::Running { batch, .. } => {
+                    let take = (BATCH - batch.len()).min(requests.len());
+                    batch.extend_from_slice(&requests[..take]);
+                    requests = &requests[take..];
+                    if batch.len() == BATCH {
+                        self.send_batch();
+                    }
+                }
+                ProbeState::Inline(p) => {
+                    for r in requests {
+                        p.observe_request(r);
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Hands the batch to the probe's thread and starts the next.
+    fn send_batch(&mut self) {
+        let ProbeState::Running { batch, to_probe, recycled, .. } = &mut self.state else { return };
+        let next = recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+        let full = std::mem::replace(batch, next);
+        if to_probe.send(ToProbe::Batch(full)).is_err() {
+            // The thread is gone (it panicked): joining it raises its panic here.
+            self.join();
         }
     }
 

@@ -38,10 +38,16 @@ use crate::trace::Request;
 /// leaves the group.
 pub const MAX_LAG: usize = 1 << 14;
 
+/// Requests every member has seen that a group gathers before it hands them to its probe in
+/// one copy (the data path's boundaries are usually a request or two apart, so handing each
+/// over as it is confirmed would cost the engine's thread a queue operation per request).
+const FEED_CHUNK: usize = 64;
+
 /// One probe and the members whose streams it measures.
 struct Group {
     probe: ProbeThread,
-    /// Requests some member has seen and another not yet, oldest first.
+    /// Requests some member has seen and another not yet, oldest first, after up to
+    /// [`FEED_CHUNK`] that every member has seen and the probe has not been fed yet.
     unconfirmed: VecDeque<Request>,
     /// Members and how many of `unconfirmed` each has seen (in the data path's order).
     members: Vec<(usize, usize)>,
@@ -54,10 +60,11 @@ impl Group {
         if done == 0 {
             return;
         }
-        for _ in 0..done {
-            let r = self.unconfirmed.pop_front().expect("seen by every member");
-            self.probe.observe(&r);
-        }
+        let (front, back) = self.unconfirmed.as_slices();
+        let split = done.min(front.len());
+        self.probe.observe_all(&front[..split]);
+        self.probe.observe_all(&back[..done - split]);
+        self.unconfirmed.drain(..done);
         for (_, seen) in self.members.iter_mut() {
             *seen -= done;
         }
@@ -108,7 +115,10 @@ impl ProbeSet {
             group.unconfirmed.push_back(*r);
             group.members[at].1 += 1;
             if group.unconfirmed.len() > self.max_lag {
-                self.drop_laggards(g);
+                group.feed_confirmed();
+                if group.unconfirmed.len() > self.max_lag {
+                    self.drop_laggards(g);
+                }
             }
             return;
         }
@@ -117,8 +127,9 @@ impl ProbeSet {
             return;
         }
         group.members[at].1 += 1;
-        // Only the member furthest behind confirms requests for the probe.
-        if group.members.iter().all(|&(x, s)| x == m || s > seen) {
+        // Only the member furthest behind confirms requests, and its count is then the number
+        // confirmed; they go to the probe a chunk at a time.
+        if seen + 1 >= FEED_CHUNK && group.members.iter().all(|&(x, s)| x == m || s > seen) {
             group.feed_confirmed();
         }
     }
