@@ -22,6 +22,7 @@ mod block_layer;
 mod input;
 mod page_cache;
 mod proc_events;
+mod relaunch;
 
 /// Requests read from the trace at a time.
 const INPUT_BATCH: usize = 4096;
