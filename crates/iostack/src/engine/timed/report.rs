@@ -504,6 +504,10 @@ pub struct BenchmarkReport {
     pub runs: u32,
     /// Completion time of each run that completed, in order (ns from the first request's time).
     pub completions_ns: Vec<u64>,
+    /// A rerun took no simulated time (every request a page-cache hit, which the stack gives no
+    /// time), so the benchmark was not relaunched again: the rule would repeat it without end.
+    #[serde(default)]
+    pub rerun_in_no_time: bool,
 }
 
 /// Benchmarks relaunched by the replay (present when the trace has launch events).

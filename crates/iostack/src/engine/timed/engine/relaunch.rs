@@ -18,7 +18,10 @@
 //!   think times, by new processes: each process of the trace's run gets a new pid, numbered from
 //!   [`RELAUNCH_PID_BASE`] up in launch order (the pids a trace with launches may not use);
 //! - once every benchmark has completed once nothing is relaunched; runs under way go on to their
-//!   end. The report's `benchmarks` gives each benchmark's runs and completion times, and
+//!   end;
+//! - a rerun that took no simulated time (every request a page-cache hit, which the stack gives no
+//!   time: the model has no CPU cost) is not relaunched again, as it would repeat without end at
+//!   the same instant; the report marks the benchmark `rerun_in_no_time`. The report's `benchmarks` gives each benchmark's runs and completion times, and
 //!   `all_completed_ns`, the time every benchmark had completed once: the AIP test's end.
 //!
 //! The rule works at process exits, off the per-request path: the requests of a benchmark's
@@ -63,6 +66,8 @@ struct Bench {
     runs: u32,
     /// When the current run started.
     start_ns: u64,
+    /// A rerun took no simulated time: not relaunched again.
+    no_time: bool,
     completions: Vec<u64>,
 }
 
@@ -165,7 +170,7 @@ impl Relaunch {
             benchmarks: self
                 .benches
                 .iter()
-                .map(|b| BenchmarkReport { launcher: b.launcher, processes: b.launched.clone(), runs: b.runs, completions_ns: b.completions.clone() })
+                .map(|b| BenchmarkReport { launcher: b.launcher, processes: b.launched.clone(), runs: b.runs, completions_ns: b.completions.clone(), rerun_in_no_time: b.no_time })
                 .collect(),
         }
     }
@@ -209,11 +214,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             return;
         }
         if bench.runs > 1 && bench.start_ns == now {
-            let msg = format!(
-                "the benchmark of launcher {} ran again in no simulated time (every request a page-cache hit, which the stack gives no time): relaunching it would never end; give the processes a think time, a cache that cannot hold the benchmark, or fixed runs",
-                bench.launcher
-            );
-            pe.error.get_or_insert(msg);
+            // Every request a page-cache hit, which the stack gives no time: relaunched again it
+            // would repeat without end at this instant, touching nothing but the cache.
+            bench.no_time = true;
             return;
         }
         if rl.benches.iter().all(|b| !b.completions.is_empty()) {
@@ -398,10 +401,18 @@ mod tests {
         let open = StackConfig { replay: crate::engine::timed::Replay::Open, ..config() };
         let e = TimedRun::new(&open).unwrap().run(&mut VecReader::with_events(reqs, vec![ev(0, ProcessEventKind::Launch, 1, 10)])).unwrap_err().to_string();
         assert!(e.contains("closed-loop"), "{e}");
-        // A rerun that takes no time (all hits in a cache that holds it) cannot end.
+    }
+
+    /// A rerun that takes no time (all hits in a cache that holds it) is not relaunched again.
+    #[test]
+    fn a_rerun_in_no_time_is_not_relaunched_again() {
         let big = StackConfig { cache: "64".into(), ..config() };
         let (reqs, events) = two();
-        let e = TimedRun::new(&big).unwrap().run(&mut VecReader::with_events(reqs, events)).unwrap_err().to_string();
-        assert!(e.contains("launcher 10 ran again in no simulated time"), "{e}");
+        let rep = TimedRun::new(&big).unwrap().run(&mut VecReader::with_events(reqs, events)).unwrap();
+        let b = rep.benchmarks.unwrap();
+        let a = &b.benchmarks[0];
+        assert_eq!((a.runs, a.rerun_in_no_time, b.benchmarks[1].rerun_in_no_time), (2, true, false), "{b:?}");
+        assert_eq!(a.completions_ns[0], a.completions_ns[1]);
+        assert_eq!(b.all_completed_ns, Some(b.benchmarks[1].completions_ns[0]));
     }
 }
