@@ -336,6 +336,9 @@ impl VirtualDisk {
                 self.wait(e.ppid, e.pid);
             }
             ProcessEventKind::Exit => self.exit(e.pid, now_ns),
+            // A launch is the replay's (relaunching benchmarks), not the kernel's: the launched
+            // process is new, as a process met first is.
+            ProcessEventKind::Launch => {}
         }
     }
 

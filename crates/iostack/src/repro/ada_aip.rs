@@ -11,15 +11,17 @@
 //!
 //! Here each run is vanilla (REDCAP absent) against REDCAP under ADA on the same stack as
 //! `ada-patterns` (LRU page cache with Linux readahead, 128 KiB requests, 64 MiB REDCAP of 512 x
-//! 128 KiB segments, windows of 1000 reads, trained tables), the application time being the
-//! run's elapsed time. The paper relaunches a benchmark that finishes until every benchmark has
-//! completed once (l.197); iostack's AIP generator cannot know run times in advance, so each
-//! benchmark runs once here (`runs` 1:1:1:1:1) and the application time is that of the last
-//! benchmark to finish. Files are scaled down as in `ada-patterns`.
+//! 128 KiB segments, windows of 1000 reads, trained tables). The paper relaunches a benchmark that
+//! finishes until every benchmark has completed once (l.197): the AIP trace marks its benchmarks
+//! with launch events and the replay relaunches them (`engine/timed/engine/relaunch.rs`), and the
+//! application time is the test's end, the time every benchmark had completed once (the report's
+//! `benchmarks.all_completed_ns`). Files are scaled down as in `ada-patterns`.
 
 use super::ada_patterns::{AdaPatterns, Pair, Tables};
 use super::{Check, Figure, Progress, Report, ReproInfo, Series, Table};
-use crate::workload::composite::Benchmarks;
+use crate::engine::timed::TimedReport;
+use crate::error::Error;
+use crate::workload::composite::{Benchmarks, Runs};
 use crate::workload::ior::Ior;
 use crate::workload::lkr::Lkr;
 use crate::workload::streams::Merged;
@@ -44,15 +46,15 @@ pub struct AdaAip {
     pub sizes: AdaPatterns,
     /// Processes per benchmark.
     pub processes: Vec<u32>,
-    /// Times each benchmark runs (TAC, 512k-SR, 8k-SR, LKR, IOR-R).
-    pub runs: [u32; 5],
+    /// How the benchmarks run again: relaunched (the paper's rule) or a fixed number of times.
+    pub runs: Runs,
 }
 
 impl Default for AdaAip {
     fn default() -> Self {
         // 512k-SR keeps the benchmarks' common file size here: at 1 GiB it alone would outlast
         // the others many times over on the HDD.
-        AdaAip { sizes: AdaPatterns { sr512_file_size: 64 << 20, ..AdaPatterns::default() }, processes: vec![1, 2, 4], runs: [1; 5] }
+        AdaAip { sizes: AdaPatterns { sr512_file_size: 64 << 20, ..AdaPatterns::default() }, processes: vec![1, 2, 4], runs: Runs::Relaunch }
     }
 }
 
@@ -74,7 +76,8 @@ pub fn reproduce_with(r: &AdaAip, progress: &Progress) -> Report {
     let (mut tables, mut checks, mut notes) = (Vec::new(), Vec::new(), Vec::new());
     let mut figures = Vec::new();
     let b = r.benchmarks();
-    let mut results: Vec<(usize, Vec<Option<Pair>>)> = Vec::new();
+    // Each result with the runs of each benchmark, vanilla and under ADA.
+    let mut results: Vec<(usize, Vec<Option<(Pair, [String; 2])>>)> = Vec::new();
     match Tables::new() {
         Err(e) => notes.push(e.to_string()),
         Ok(mut trained) => {
@@ -90,10 +93,19 @@ pub fn reproduce_with(r: &AdaAip, progress: &Progress) -> Report {
                 let config = r.sizes.stack(device, sched);
                 let mut row = Vec::new();
                 for &procs in &r.processes {
-                    let got = r.sizes.pair(&config, &table, &|| Merged::with_events("aip", b.in_parallel(procs, r.runs)));
+                    let runs = std::cell::RefCell::new(Vec::new());
+                    let app = |rep: &TimedReport| {
+                        runs.borrow_mut().push(runs_of(rep));
+                        app_time(rep, r.runs)
+                    };
+                    let got = r.sizes.pair_timed(&config, &table, &|| Merged::with_events("aip", b.in_parallel(procs, r.runs)), &app);
                     progress.step(&format!("{device} {sched} {procs}"));
                     match got {
-                        Ok(p) => row.push(Some(p)),
+                        Ok(p) => {
+                            let mut runs = runs.take().into_iter();
+                            let mut next = || runs.next().unwrap_or_default();
+                            row.push(Some((p, [next(), next()])));
+                        }
                         Err(e) => {
                             notes.push(format!("{device} {sched} {procs} per benchmark: {e}"));
                             row.push(None);
@@ -109,7 +121,7 @@ pub fn reproduce_with(r: &AdaAip, progress: &Progress) -> Report {
         let (device, sched, paper, source) = PAPER[*k];
         let setup = format!("{device} {sched}");
         for (procs, p) in r.processes.iter().zip(row) {
-            let Some(p) = p else { continue };
+            let Some((p, runs)) = p else { continue };
             let paper_gain = [1, 2, 4].iter().position(|&n| n == *procs).map(|j| paper[j]);
             rows.push(vec![
                 setup.clone(),
@@ -120,6 +132,8 @@ pub fn reproduce_with(r: &AdaAip, progress: &Progress) -> Report {
                 paper_gain.map_or("—".into(), |g| format!("{g:+.1}")),
                 format!("{:.3}", p.activation_share),
                 p.switches.len().to_string(),
+                runs[0].clone(),
+                runs[1].clone(),
             ]);
             checks.push(Check::new(
                 format!("{setup}, {procs} per benchmark: REDCAP under ADA beats vanilla"),
@@ -131,7 +145,8 @@ pub fn reproduce_with(r: &AdaAip, progress: &Progress) -> Report {
         }
     }
     // CFQ gains more than AS on the HDD, at each process count (Table 2).
-    let hdd = |sched: &str| results.iter().find(|(k, _)| PAPER[*k].0.starts_with("hdd") && PAPER[*k].1 == sched).map(|(_, row)| row);
+    let pairs: Vec<(usize, Vec<Option<Pair>>)> = results.iter().map(|(k, row)| (*k, row.iter().map(|p| p.as_ref().map(|p| p.0.clone())).collect())).collect();
+    let hdd = |sched: &str| pairs.iter().find(|(k, _)| PAPER[*k].0.starts_with("hdd") && PAPER[*k].1 == sched).map(|(_, row)| row);
     if let (Some(cfq), Some(as_)) = (hdd("cfq"), hdd("as")) {
         for (j, procs) in r.processes.iter().enumerate() {
             if let (Some(Some(c)), Some(Some(a))) = (cfq.get(j), as_.get(j)) {
@@ -155,7 +170,7 @@ pub fn reproduce_with(r: &AdaAip, progress: &Progress) -> Report {
             checks.push(Check::within(format!("HDD {sched}: mean activation over the process counts"), format!("{:.0} % (l.316)", want * 100.0), mean, 0.8, 1.0, ""));
         }
     }
-    for (k, row) in &results {
+    for (k, row) in &pairs {
         let (device, sched, paper, source) = PAPER[*k];
         let ours: Vec<(f64, f64)> = r.processes.iter().zip(row).filter_map(|(&n, p)| p.as_ref().map(|p| (n as f64, p.gain_pct()))).collect();
         let stem = format!("aip-{}-{sched}", if device.starts_with("hdd") { "hdd" } else { "ssd" });
@@ -168,16 +183,22 @@ pub fn reproduce_with(r: &AdaAip, progress: &Progress) -> Report {
         ));
     }
     tables.push(Table {
-        title: "AIP: vanilla against REDCAP under ADA (application time: the last benchmark to finish)".into(),
-        header: ["setup", "procs per benchmark", "vanilla app (s)", "ADA app (s)", "gain %", "paper gain %", "activation", "switches"].iter().map(|s| s.to_string()).collect(),
+        title: format!(
+            "AIP: vanilla against REDCAP under ADA (application time: {}; runs of TAC:512k-SR:8k-SR:LKR:IOR-R started)",
+            if r.runs == Runs::Relaunch { "until every benchmark had completed once" } else { "the last benchmark to finish" }
+        ),
+        header: ["setup", "procs per benchmark", "vanilla app (s)", "ADA app (s)", "gain %", "paper gain %", "activation", "switches", "vanilla runs", "ADA runs"].iter().map(|s| s.to_string()).collect(),
         rows,
     });
     notes.push(format!(
-        "Scaled down: files of {} MiB per process for TAC, 512k-SR, 8k-SR and IOR-R, LKR trees of {} files in {} directories; each benchmark runs a fixed number of times (TAC:512k-SR:8k-SR:LKR:IOR-R = {}) from iostack's AIP generator, not relaunched until every benchmark has completed once (the paper's rule, l.197), so the application time is that of the slowest benchmark; otherwise the stack of ada-patterns.",
+        "Scaled down: files of {} MiB per process for TAC, 512k-SR, 8k-SR and IOR-R, LKR trees of {} files in {} directories; {}; otherwise the stack of ada-patterns.",
         r.sizes.file_size >> 20,
         r.sizes.lkr_files,
         r.sizes.lkr_dirs,
-        r.runs.map(|n| n.to_string()).join(":")
+        match r.runs {
+            Runs::Relaunch => "the replay relaunches a benchmark that finishes while another has not completed once (the paper's rule, l.197) and the application time is the test's end, when every benchmark had completed once".to_string(),
+            Runs::Fixed(n) => format!("each benchmark runs a fixed number of times (TAC:512k-SR:8k-SR:LKR:IOR-R = {}), not relaunched by the paper's rule (l.197), so the application time is that of the slowest benchmark", n.map(|n| n.to_string()).join(":")),
+        }
     ));
     Report {
         name: INFO.name.into(),
@@ -188,6 +209,24 @@ pub fn reproduce_with(r: &AdaAip, progress: &Progress) -> Report {
         checks,
         notes,
         figures,
+    }
+}
+
+/// Runs started of each benchmark, as `1:1:2:1:3` (`-` without relaunched benchmarks).
+fn runs_of(rep: &TimedReport) -> String {
+    rep.benchmarks.as_ref().map_or("-".into(), |b| b.benchmarks.iter().map(|b| b.runs.to_string()).collect::<Vec<_>>().join(":"))
+}
+
+/// The AIP test's application time: when every benchmark had completed once (relaunched), or the
+/// last completion (fixed runs).
+fn app_time(rep: &TimedReport, runs: Runs) -> Result<u64, Error> {
+    match runs {
+        Runs::Fixed(_) => Ok(rep.elapsed_ns),
+        Runs::Relaunch => rep
+            .benchmarks
+            .as_ref()
+            .and_then(|b| b.all_completed_ns)
+            .ok_or_else(|| Error::Io(std::io::Error::other("the AIP run ended before every benchmark completed once"))),
     }
 }
 
@@ -213,7 +252,7 @@ mod tests {
         let r = AdaAip {
             sizes: AdaPatterns { file_size: 4 << 20, sr512_file_size: 4 << 20, lkr_files: 200, lkr_dirs: 20, window: 200, ..AdaPatterns::default() },
             processes: vec![1],
-            runs: [1; 5],
+            runs: Runs::Fixed([1; 5]),
         };
         let rep = reproduce_with(&r, &Progress::none());
         let t = rep.to_text();

@@ -237,10 +237,16 @@ impl AdaPatterns {
 
     /// `streams` vanilla and under ADA on `config` (table at `table`).
     pub fn pair(&self, config: &StackConfig, table: &str, workload: &dyn Fn() -> Merged) -> Result<Pair, Error> {
+        self.pair_timed(config, table, workload, &|r| Ok(r.elapsed_ns))
+    }
+
+    /// [`AdaPatterns::pair`] with the application time `app` takes from each run's report.
+    pub fn pair_timed(&self, config: &StackConfig, table: &str, workload: &dyn Fn() -> Merged, app: &dyn Fn(&TimedReport) -> Result<u64, Error>) -> Result<Pair, Error> {
         let one = |c: &StackConfig| run_built(TimedRun::new(c)?, &mut || Ok(Box::new(workload())), Vec::new());
         let vanilla = one(config)?;
         let ada = StackConfig { redcap: Some("size=64MiB,segment=128KiB,hit=5us".into()), ada: Some(format!("window={},cadence=tumbling,table={table}", self.window)), ..config.clone() };
-        Ok(ada_of(&vanilla, &one(&ada)?))
+        let ada = one(&ada)?;
+        Ok(Pair { vanilla_ns: app(&vanilla)?, ada_ns: app(&ada)?, ..ada_of(&vanilla, &ada) })
     }
 
     /// Vanilla against REDCAP always on (no ADA), application times.

@@ -14,12 +14,12 @@
 //! | `file_offset` | bytes within the file | 0 |
 //! | `file_size` | bytes | unknown |
 //!
-//! | `event` | `fork`, `wait` or `exit` (any case): the line is a process event, not a request | a request |
-//! | `ppid` | parent process id, on event lines only | 0 |
+//! | `event` | `fork`, `wait`, `exit` or `launch` (any case): the line is a process event, not a request | a request |
+//! | `ppid` | parent process id (a launch's: the benchmark's launcher), on event lines only | 0 |
 //!
 //! `file_offset` and `file_size` are only meaningful with `file`. An event line (see
-//! [`ProcessEvent`]) names the process in `pid` and its parent in `ppid` (required for `fork` and
-//! `wait`), may give `time_ns`, and leaves every request column empty.
+//! [`ProcessEvent`]) names the process in `pid` and its parent in `ppid` (required for `fork`,
+//! `wait` and `launch`), may give `time_ns`, and leaves every request column empty.
 
 use super::format::CSV_COLUMNS;
 use super::parse::{leading_digits as digits, parse_u64, split_delim, trim, unquote, FieldError, LineParser};
@@ -67,7 +67,7 @@ impl CsvParser {
     fn event_line(&mut self, f: &[&[u8]; MAX_COLS], kind: &[u8]) -> Result<(), FieldError> {
         let c = &self.cols;
         let kind = ProcessEventKind::parse(kind)
-            .ok_or_else(|| FieldError::new("event", format!("`{}` is not fork, wait or exit", super::parse::show(kind))))?;
+            .ok_or_else(|| FieldError::new("event", format!("`{}` is not fork, wait, exit or launch", super::parse::show(kind))))?;
         for (k, name) in [(F_OP, "op"), (F_OFFSET, "offset"), (F_LENGTH, "length"), (F_DEVICE, "device"), (F_FILE, "file"), (F_FILE_OFFSET, "file_offset"), (F_FILE_SIZE, "file_size")] {
             if c[k].is_some_and(|i| !trim(f[i]).is_empty()) {
                 return Err(FieldError::new(name, format!("a {} event line leaves the request columns empty", kind.as_str())));
@@ -168,7 +168,7 @@ impl LineParser for CsvParser {
         }
         let c = &self.cols;
         if c[F_PPID].is_some_and(|i| !trim(f[i]).is_empty()) {
-            return Err(FieldError::new("ppid", "a request line has no ppid (it belongs to fork, wait and exit lines)"));
+            return Err(FieldError::new("ppid", "a request line has no ppid (it belongs to fork, wait, exit and launch lines)"));
         }
         let offset = num(&f, c[3], "offset")?.ok_or_else(|| FieldError::missing("offset"))?;
         let op = match c[2] {
@@ -506,7 +506,7 @@ mod event_tests {
     fn malformed_event_lines_name_line_and_field() {
         let h = "time_ns,pid,op,offset,event,ppid\n0,1,R,0,,\n";
         for (line, field, what) in [
-            ("1,7,,,spawn,1", "event", "`spawn` is not fork, wait or exit"),
+            ("1,7,,,spawn,1", "event", "`spawn` is not fork, wait, exit or launch"),
             ("1,7,,,fork,", "ppid", "names the parent"),
             ("1,,,,exit,", "pid", "names its process"),
             ("1,7,R,,fork,1", "op", "request columns empty"),

@@ -305,6 +305,11 @@ pub enum ProcessEventKind {
     Wait,
     /// `pid` exits.
     Exit,
+    /// `ppid`, a benchmark's launcher that issues no requests itself, launches `pid` as one of
+    /// the benchmark's processes: the replay relaunches the benchmark (its launched processes
+    /// and every process they fork) each time it completes while another launcher's benchmark
+    /// has not completed once (the KDSim paper's AIP, l.197; `docs/timed.md`).
+    Launch,
 }
 
 impl ProcessEventKind {
@@ -313,12 +318,13 @@ impl ProcessEventKind {
             ProcessEventKind::Fork => "fork",
             ProcessEventKind::Wait => "wait",
             ProcessEventKind::Exit => "exit",
+            ProcessEventKind::Launch => "launch",
         }
     }
 
-    /// `fork`, `wait`, `exit`, any case.
+    /// `fork`, `wait`, `exit`, `launch`, any case.
     pub fn parse(s: &[u8]) -> Option<ProcessEventKind> {
-        [ProcessEventKind::Fork, ProcessEventKind::Wait, ProcessEventKind::Exit].into_iter().find(|k| s.eq_ignore_ascii_case(k.as_str().as_bytes()))
+        [ProcessEventKind::Fork, ProcessEventKind::Wait, ProcessEventKind::Exit, ProcessEventKind::Launch].into_iter().find(|k| s.eq_ignore_ascii_case(k.as_str().as_bytes()))
     }
 }
 
@@ -328,8 +334,10 @@ impl ProcessEventKind {
 ///
 /// Every event names a process `pid` and its parent `ppid`: a fork creates `pid` as a child of
 /// `ppid`; a wait is `ppid` waiting for its child `pid`; an exit is `pid`'s (with `ppid` 0 when
-/// the trace does not say). It takes effect at its place in the trace: after the requests of the
-/// process acting (the parent for a fork or a wait, `pid` for an exit) that come before it.
+/// the trace does not say); a launch is `pid` started by its benchmark's launcher `ppid`, and
+/// comes before `pid`'s first request. It takes effect at its place in the trace: after the
+/// requests of the process acting (the parent for a fork or a wait, `pid` for an exit or a
+/// launch) that come before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ProcessEvent {
     /// Requests of the trace before the event.
@@ -346,7 +354,7 @@ impl ProcessEvent {
     pub fn actor(&self) -> u32 {
         match self.kind {
             ProcessEventKind::Fork | ProcessEventKind::Wait => self.ppid,
-            ProcessEventKind::Exit => self.pid,
+            ProcessEventKind::Exit | ProcessEventKind::Launch => self.pid,
         }
     }
 }

@@ -7,10 +7,14 @@
 //!   when all are (with one process, the paper's order exactly).
 //! - AIP ("all in parallel"): the five benchmarks at once, `processes` processes each, every
 //!   benchmark with its own pids and files. The paper relaunches a benchmark that finishes until
-//!   every benchmark has completed at least once (l.197); that depends on run times a trace cannot
-//!   know, so here each benchmark runs `runs` times back to back (default once each; give the
-//!   counts a run of the paper's rule would need, e.g. from a first AIP run's per-process elapsed
-//!   times). A relaunch reads the same files again.
+//!   every benchmark has completed at least once (l.197). That depends on when the benchmarks
+//!   finish in the simulated run, so the trace holds one run of each and marks it as a
+//!   relaunchable benchmark: before each benchmark process's first request, a `launch` event
+//!   from the benchmark's launcher (pid `1 + 5·processes + b` for benchmark `b`, a process that
+//!   issues nothing); the timed replay applies the rule (`engine/timed/engine/relaunch.rs`). With
+//!   `runs=` given as five counts, each benchmark instead runs that many times back to back with
+//!   no launch events (the fixed form, for a replay that should not relaunch, e.g. open loop).
+//!   A relaunch, or a fixed rerun, reads the same files again.
 //!
 //! Every benchmark has its own files, placed one region after another (TAC, 512k-SR, 8k-SR, LKR,
 //! IOR). Sizes are those of the single benchmarks; `file_size` and `lkr_files`/`lkr_dirs` shrink
@@ -18,11 +22,12 @@
 
 use super::ior::Ior;
 use super::lkr::Lkr;
-use super::streams::{steps, Merged, Placement, ProcStream};
+use super::streams::{steps, Merged, Placement, ProcStream, Step};
 use super::stride::Stride;
 use super::tac::Tac;
 use super::{Common, GenParams, GeneratorInfo};
 use crate::error::ConfigError;
+use crate::trace::ProcessEventKind;
 
 /// AIP's parameters; AIR takes all but the last.
 const PARAMS: &[(&str, &str)] = &[
@@ -30,7 +35,7 @@ const PARAMS: &[(&str, &str)] = &[
     ("lkr_files", "files per LKR tree (default 19000)"),
     ("lkr_dirs", "directories per LKR tree (default 1200)"),
     ("lkr_cat", "LKR's cat: child (a process per file, with fork/wait/exit events) or inline (default child)"),
-    ("runs", "times each benchmark runs, TAC:512k-SR:8k-SR:LKR:IOR-R (default 1:1:1:1:1)"),
+    ("runs", "relaunch (default: the replay relaunches a finished benchmark until each has completed once) or fixed counts TAC:512k-SR:8k-SR:LKR:IOR-R such as 1:1:2:1:3"),
 ];
 
 pub const AIR: GeneratorInfo = GeneratorInfo {
@@ -52,21 +57,35 @@ pub const AIP: GeneratorInfo = GeneratorInfo {
     build: |c, p| {
         let b = Benchmarks::from_params("aip", p, c)?;
         let runs = match p.text("runs") {
-            None => [1; 5],
+            None => Runs::Relaunch,
+            Some(t) if t.trim().eq_ignore_ascii_case("relaunch") => Runs::Relaunch,
             Some(t) => {
-                let v: Vec<u32> = t.split(':').map(|x| x.trim().parse::<u32>()).collect::<Result<_, _>>().map_err(|_| ConfigError::new("aip.runs", format!("`{t}` is not five counts like 1:1:2:1:3")))?;
-                <[u32; 5]>::try_from(v).map_err(|_| ConfigError::new("aip.runs", format!("`{t}` is not five counts like 1:1:2:1:3")))?
+                let bad = || ConfigError::new("aip.runs", format!("`{t}` is neither `relaunch` nor five counts like 1:1:2:1:3"));
+                let v: Vec<u32> = t.split(':').map(|x| x.trim().parse::<u32>()).collect::<Result<_, _>>().map_err(|_| bad())?;
+                let runs = <[u32; 5]>::try_from(v).map_err(|_| bad())?;
+                if runs.iter().any(|r| !(1..=MAX_RUNS).contains(r)) {
+                    return Err(ConfigError::new("aip.runs", format!("`{}` is out of range: every benchmark runs 1 to {MAX_RUNS} times", runs.map(|r| r.to_string()).join(":"))));
+                }
+                Runs::Fixed(runs)
             }
         };
-        if runs.iter().any(|r| !(1..=MAX_RUNS).contains(r)) {
-            return Err(ConfigError::new("aip.runs", format!("`{}` is out of range: every benchmark runs 1 to {MAX_RUNS} times", runs.map(|r| r.to_string()).join(":"))));
-        }
         Ok(Box::new(Merged::with_events("aip", b.in_parallel(c.processes, runs))))
     },
 };
 
 /// Most runs of one benchmark in `aip` (documented range of `runs`).
 const MAX_RUNS: u32 = 1024;
+
+/// How AIP's benchmarks run again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Runs {
+    /// Once in the trace, marked with launch events: the replay relaunches each until every
+    /// benchmark has completed once (the paper's rule).
+    Relaunch,
+    /// This many times each (TAC, 512k-SR, 8k-SR, LKR, IOR-R), back to back, no launch events.
+    Fixed([u32; 5]),
+}
 
 /// The five benchmarks with their sizes.
 #[derive(Debug, Clone, Copy)]
@@ -126,12 +145,17 @@ impl Benchmarks {
         per_proc.into_iter().map(|v| Box::new(v.into_iter().flatten()) as ProcStream).collect()
     }
 
-    /// AIP: the benchmarks side by side, benchmark `b`'s process `q` with pid `1 + b·processes + q`,
-    /// each benchmark run `runs[b]` times over the same files.
-    pub fn in_parallel(&self, processes: u32, runs: [u32; 5]) -> Vec<ProcStream> {
+    /// AIP: the benchmarks side by side, benchmark `b`'s process `q` with pid `1 + b·processes + q`;
+    /// each benchmark is launched by launcher `1 + 5·processes + b` to be relaunched, or run the
+    /// fixed number of times over the same files.
+    pub fn in_parallel(&self, processes: u32, runs: Runs) -> Vec<ProcStream> {
         let mut at = Placement::default();
         let mut out = Vec::new();
-        for (b, &n) in runs.iter().enumerate() {
+        let counts = match runs {
+            Runs::Relaunch => [1; 5],
+            Runs::Fixed(n) => n,
+        };
+        for (b, &n) in counts.iter().enumerate() {
             let start = Placement { pid: 1 + b as u32 * processes, ..at };
             let mut per_proc: Vec<Vec<ProcStream>> = (0..processes).map(|_| Vec::new()).collect();
             for _ in 0..n {
@@ -141,7 +165,11 @@ impl Benchmarks {
                     per_proc[q].push(s);
                 }
             }
-            out.extend(per_proc.into_iter().map(|v| Box::new(v.into_iter().flatten()) as ProcStream));
+            let launcher = 1 + 5 * processes + b as u32;
+            out.extend(per_proc.into_iter().enumerate().map(|(q, v)| {
+                let launch = (runs == Runs::Relaunch).then(|| Step::event(ProcessEventKind::Launch, start.pid + q as u32, launcher));
+                Box::new(launch.into_iter().chain(v.into_iter().flatten())) as ProcStream
+            }));
         }
         out
     }
@@ -150,7 +178,7 @@ impl Benchmarks {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::read_all;
+    use crate::trace::{read_all, TraceReader};
 
     fn small() -> Benchmarks {
         let c = Common::default();
@@ -181,7 +209,7 @@ mod tests {
     #[test]
     fn aip_runs_benchmarks_side_by_side_and_relaunches() {
         let b = small();
-        let v = read_all(&mut Merged::with_events("aip", b.in_parallel(2, [1, 1, 1, 1, 3]))).unwrap();
+        let v = read_all(&mut Merged::with_events("aip", b.in_parallel(2, Runs::Fixed([1, 1, 1, 1, 3])))).unwrap();
         let base = super::super::streams::CHILD_PID_BASE;
         let pids: std::collections::BTreeSet<u32> = v.iter().map(|r| r.pid).filter(|&p| p < base).collect();
         assert_eq!(pids.into_iter().collect::<Vec<_>>(), (1..=10).collect::<Vec<_>>());
@@ -194,5 +222,40 @@ mod tests {
         assert_eq!(v[..10].iter().map(|r| r.pid).collect::<std::collections::BTreeSet<_>>().len(), 10);
         let e = super::super::build("aip", &Common::default(), GenParams::parse("aip", "runs=1:2").unwrap()).err().unwrap().to_string();
         assert!(e.contains("aip.runs"), "{e}");
+        // Fixed runs carry no launch events.
+        let mut m = Merged::with_events("aip", b.in_parallel(2, Runs::Fixed([1; 5])));
+        read_all(&mut m).unwrap();
+        let mut ev = Vec::new();
+        m.take_events(&mut ev);
+        assert!(ev.iter().all(|e| e.kind != ProcessEventKind::Launch));
+    }
+
+    /// By default each benchmark process is launched by its benchmark's launcher before its
+    /// first request, and the replay relaunches until every benchmark has completed once.
+    #[test]
+    fn aip_marks_relaunchable_benchmarks() {
+        let b = small();
+        let mut m = Merged::with_events("aip", b.in_parallel(2, Runs::Relaunch));
+        let v = read_all(&mut m).unwrap();
+        let mut ev = Vec::new();
+        m.take_events(&mut ev);
+        let launches: Vec<(u32, u32)> = ev.iter().filter(|e| e.kind == ProcessEventKind::Launch).map(|e| (e.pid, e.ppid)).collect();
+        let mut want: Vec<(u32, u32)> = (0..5).flat_map(|b| (0..2).map(move |q| (1 + 2 * b + q, 11 + b))).collect();
+        let mut got = launches.clone();
+        got.sort();
+        want.sort();
+        assert_eq!(got, want);
+        for e in ev.iter().filter(|e| e.kind == ProcessEventKind::Launch) {
+            let first = v.iter().position(|r| r.pid == e.pid).unwrap() as u64;
+            assert!(e.before <= first);
+        }
+        let config = crate::engine::timed::StackConfig { cache: "256".into(), ..Default::default() };
+        let rep = crate::engine::timed::TimedRun::new(&config).unwrap().run(&mut Merged::with_events("aip", b.in_parallel(2, Runs::Relaunch))).unwrap();
+        let bs = rep.benchmarks.expect("benchmarks");
+        assert_eq!(bs.benchmarks.len(), 5);
+        let firsts: Vec<u64> = bs.benchmarks.iter().map(|b| b.completions_ns[0]).collect();
+        assert_eq!(bs.all_completed_ns, firsts.iter().max().copied());
+        assert!(bs.benchmarks.iter().all(|b| b.runs as usize == b.completions_ns.len()));
+        assert!(bs.benchmarks.iter().any(|b| b.runs > 1), "{bs:?}");
     }
 }

@@ -46,7 +46,7 @@ pub use engine::{Boundary, BoundaryObserver};
 pub use observers::{DumpObserver, ProbeObserver, ProbeThread, RequestRecorder, SharedProbe};
 pub use probe_set::{ProbeSet, SetMember};
 pub use latency_log::{LatencyLog, HEADER as LATENCY_LOG_HEADER};
-pub use report::{BlkCounts, BlkReport, BoundaryLocality, DeviceReport, DeviceResponse, CacheCounts, CpuReport, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, ResponseReport, SchedCounts, TimedReport};
+pub use report::{BenchmarkReport, BenchmarksReport, BlkCounts, BlkReport, BoundaryLocality, DeviceReport, DeviceResponse, CacheCounts, CpuReport, DeviceCounts, FrontCounts, LogHistogram, Percentiles, ProcessReport, ResponseReport, SchedCounts, TimedReport};
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -545,6 +545,7 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         sched_select: lanes[0].sched.report(),
         processes,
         cpu: e.cpu_report(),
+        benchmarks: e.benchmarks_report(),
         locality,
         probes,
         skipped: e.skipped,

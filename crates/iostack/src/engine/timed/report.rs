@@ -512,6 +512,32 @@ impl SequenceTracker {
     }
 }
 
+/// One benchmark in the report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BenchmarkReport {
+    /// The launcher's pid, as the trace gives it.
+    pub launcher: u32,
+    /// The processes the launcher launched in the trace (their first run's pids).
+    pub processes: Vec<u32>,
+    /// Runs started, the trace's included.
+    pub runs: u32,
+    /// Completion time of each run that completed, in order (ns from the first request's time).
+    pub completions_ns: Vec<u64>,
+    /// A rerun took no simulated time (every request a page-cache hit, which the stack gives no
+    /// time), so the benchmark was not relaunched again: the rule would repeat it without end.
+    #[serde(default)]
+    pub rerun_in_no_time: bool,
+}
+
+/// Benchmarks relaunched by the replay (present when the trace has launch events).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BenchmarksReport {
+    /// When every benchmark had completed once (the AIP test's end); absent if one never did.
+    pub all_completed_ns: Option<u64>,
+    /// In order of their first launch in the trace.
+    pub benchmarks: Vec<BenchmarkReport>,
+}
+
 /// The result of a timed run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TimedReport {
@@ -560,6 +586,10 @@ pub struct TimedReport {
     /// The CPUs the processes shared, with `cpus` (absent: a CPU per process).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuReport>,
+    /// Benchmarks the replay relaunched, for a trace with launch events (the KDSim paper's AIP;
+    /// see `docs/timed.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benchmarks: Option<BenchmarksReport>,
     /// Locality of the stream crossing each boundary (`null` with `locality = false`).
     #[serde(default)]
     pub locality: Option<BoundaryLocality>,

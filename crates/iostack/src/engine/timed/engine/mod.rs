@@ -23,6 +23,7 @@ mod compute;
 mod input;
 mod page_cache;
 mod proc_events;
+mod relaunch;
 
 /// Requests read from the trace at a time.
 const INPUT_BATCH: usize = 4096;

@@ -14,6 +14,10 @@
 //! virtual disk's rule R4) and an exit to an application-controlled policy
 //! ([`Policy::process_exit`]: LRU-SP's dead owners). In open loop nothing is held: an event is
 //! passed on when the trace reader reaches it.
+//!
+//! A launch event marks a process as one of a benchmark's, which the replay relaunches until
+//! every benchmark has completed once ([`super::relaunch`]); it is checked where it is placed
+//! and goes to no one else.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -25,16 +29,18 @@ pub(super) struct ProcEvents {
     /// Events read, not yet placed (trace order).
     unplaced: VecDeque<ProcessEvent>,
     /// Events placed, by their index in [`Queued::Event`].
-    placed: Vec<ProcessEvent>,
+    pub(super) placed: Vec<ProcessEvent>,
     /// Parent of each process forked.
-    parent: FxHashMap<u32, u32>,
+    pub(super) parent: FxHashMap<u32, u32>,
     /// Processes exited in the replay, and those that exited in the trace.
     exited: FxHashSet<u32>,
-    exit_read: FxHashSet<u32>,
+    pub(super) exit_read: FxHashSet<u32>,
     /// Processes (indices) waiting for a pid to exit.
     waiters: FxHashMap<u32, Vec<u32>>,
     /// The first inconsistency of the trace's events, reported at the end of the run.
-    error: Option<String>,
+    pub(super) error: Option<String>,
+    /// The benchmarks to relaunch, once the trace has a launch event (closed loop).
+    pub(super) relaunch: Option<Box<super::relaunch::Relaunch>>,
 }
 
 impl ProcEvents {
@@ -66,6 +72,11 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
         let mut v = Vec::new();
         reader.take_events(&mut v);
+        let launches = self.proc_events.as_ref().is_some_and(|pe| pe.relaunch.is_some()) || v.iter().any(|e| e.kind == ProcessEventKind::Launch);
+        if launches && self.s.replay == Replay::Closed {
+            self.proc_events.get_or_insert_with(Default::default);
+            self.record_benchmarks(&v);
+        }
         if !v.is_empty() {
             self.proc_events.get_or_insert_with(Default::default).unplaced.extend(v);
         }
@@ -82,11 +93,19 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             }
             let e = pe.unplaced.pop_front().expect("due");
             if self.s.replay != Replay::Closed {
+                if e.kind == ProcessEventKind::Launch {
+                    pe.fail(&e, "relaunching benchmarks needs closed-loop replay (`replay = closed`)".into());
+                    continue;
+                }
                 self.apply_event(&e);
                 continue;
             }
             let known = self.proc_of.contains_key(&e.pid);
             let ok = match e.kind {
+                ProcessEventKind::Launch if known => Err(format!("process {} appears in the trace before it is launched", e.pid)),
+                ProcessEventKind::Launch if self.proc_of.contains_key(&e.ppid) => Err(format!("launcher {} issues requests of its own", e.ppid)),
+                // Recorded as the trace was read: nothing to hold.
+                ProcessEventKind::Launch => continue,
                 ProcessEventKind::Fork if known => Err(format!("process {} appears in the trace before it is forked", e.pid)),
                 ProcessEventKind::Fork => {
                     pe.parent.insert(e.pid, e.ppid);
@@ -143,6 +162,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 }
             }
             ProcessEventKind::Exit => self.exited(e.pid),
+            ProcessEventKind::Launch => unreachable!("launch events are not queued"),
         }
         if go {
             self.ready.push(p);
@@ -170,6 +190,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if let Some(w) = pe.waiters.remove(&pid) {
             self.ready.extend(w);
         }
+        if pe.relaunch.is_some() {
+            self.benchmark_exit(pid);
+        }
     }
 
     /// Tells the stage, and an application-controlled policy of an exit.
@@ -194,6 +217,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let pe = self.proc_events.as_ref()?;
         if let Some(e) = &pe.error {
             return Some(format!("bad process events: {e}"));
+        }
+        if let Some(l) = pe.relaunch.as_ref().and_then(|rl| rl.launcher_as_process(|pid| self.proc_of.contains_key(&pid))) {
+            return Some(format!("bad process events: launcher {l} issues requests of its own (a launcher only launches a benchmark's processes)"));
         }
         let stuck: Vec<u32> = self.procs.iter().filter(|p| !p.queue.is_empty()).map(|p| p.pid).take(5).collect();
         (!stuck.is_empty()).then(|| {
