@@ -278,7 +278,7 @@ impl TimedRun {
         if devices > 1 {
             return Err(ConfigError::new(option, "one device only: the controller compares schedulers on a virtual disk timed by one device's table"));
         }
-        let cfg = crate::sched::select::SelectConfig::parse(spec)?;
+        let cfg = crate::sched::select::parse(spec)?;
         let acc = crate::kdsim::accuracy::AccuracyConfig { table: cfg.table.clone(), window: cfg.window as u64, ..Default::default() };
         let table = crate::kdsim::accuracy::starting_table(config, &acc).map_err(|e| ConfigError::new("--sched-select table", e.to_string()))?;
         Ok((cfg, table))
