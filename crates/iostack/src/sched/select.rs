@@ -56,11 +56,9 @@
 //!
 //! The controller is itself a [`Scheduler`] in the device's lane, so the engine's path is the
 //! same with or without it and a run without it pays nothing; a block stage (REDCAP) above it is
-//! unaffected. Readahead is not selected this way: a different readahead changes the request
-//! stream itself (which blocks leave the page cache, in which sizes, and which reads hit), and the
-//! virtual disk below the page cache only sees copies of the stream the running setting produced;
-//! evaluating another readahead would need a second page cache and prefetcher beside the real
-//! one (docs/devices.md, Choosing the I/O scheduler on line).
+//! unaffected. Readahead is selected by the same controller ([`crate::kdsim::controller`]) in
+//! `prefetch::select`: a different readahead changes the request stream itself, so there a
+//! shadow page cache produces the other setting's requests, not copies of the running stream.
 
 use std::collections::{BTreeMap, VecDeque};
 
