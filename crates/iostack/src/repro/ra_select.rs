@@ -24,8 +24,8 @@
 //! one), must stay with readahead through the sequential phase, and must run without readahead
 //! in the random phase.
 
-use super::sched_select::{Phases, Trained};
-use super::{Check, Figure, Progress, Report, ReproInfo, Series, Table};
+use super::sched_select::{setting_figure, times, window_sums_figure, Phases, Trained};
+use super::{Check, Progress, Report, ReproInfo, Table};
 use crate::engine::timed::{run_built, StackConfig, TimedReport, TimedRun};
 use crate::workload::streams::Merged;
 
@@ -69,12 +69,6 @@ fn reproduce(progress: &Progress) -> Report {
     report(&w, &reports)
 }
 
-/// Elapsed (virtual) seconds and mean application time per process of a run.
-fn times(r: &TimedReport) -> (f64, f64) {
-    let app = r.processes.iter().map(|p| p.elapsed_ns as f64).sum::<f64>() / r.processes.len().max(1) as f64;
-    (r.elapsed_ns as f64 / 1e9, app / 1e9)
-}
-
 /// The report from the three runs (fixed A, fixed B, controller).
 pub fn report(w: &Phases, runs: &[TimedReport]) -> Report {
     let t: Vec<(f64, f64)> = runs.iter().map(times).collect();
@@ -114,32 +108,13 @@ pub fn report(w: &Phases, runs: &[TimedReport]) -> Report {
         ),
         Check::new("runs without readahead in the random phase", "none from the phase change on", format!("first switch to none at read {}, {running_at_end} at the end", first_to_none.map_or("-".to_string(), |r| r.to_string())), "a switch to none, none at the end", first_to_none.is_some() && running_at_end == "none"),
     ];
-    let figure = Figure::line(
-        "switches",
+    let figure = setting_figure(
         "Readahead setting in the real page cache over time (0: pm:32, 1: none)",
-        "time (s)",
         "setting",
-        vec![Series::iostack("controller", {
-            let mut pts = vec![(0.0, 0.0)];
-            let mut cur = 0.0;
-            for s in &switches {
-                let x = s["time_ns"].as_f64().unwrap_or(0.0) / 1e9;
-                pts.push((x, cur));
-                cur = if setting(s) == "none" { 1.0 } else { 0.0 };
-                pts.push((x, cur));
-            }
-            pts.push((t[2].0, cur));
-            pts
-        })],
+        switches.iter().map(|s| (s["time_ns"].as_u64().unwrap_or(0), setting(s) == "none")),
+        t[2].0,
     );
-    let windows: Vec<(f64, f64, f64)> = sel["windows"].as_array().map(|v| v.iter().map(|c| (c["time_ns"].as_f64().unwrap_or(0.0) / 1e9, c["a_ms"].as_f64().unwrap_or(f64::NAN), c["b_ms"].as_f64().unwrap_or(f64::NAN))).collect()).unwrap_or_default();
-    let sums = Figure::line(
-        "window-sums",
-        "Σ application read time over each check's window",
-        "time (s)",
-        "ms (sum over the window)",
-        vec![Series::iostack("pm:32", windows.iter().map(|w| (w.0, w.1))), Series::iostack("none", windows.iter().map(|w| (w.0, w.2)))],
-    );
+    let sums = window_sums_figure(&sel, ["pm:32", "none"], "Σ application read time over each check's window", "ms (sum over the window)");
     let shadow = &sel["shadow"];
     Report {
         name: INFO.name.into(),
