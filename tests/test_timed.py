@@ -161,6 +161,31 @@ def test_sched_select_from_python(tmp_path):
         iostack.run(t, sched_select="cfq", **opts)
 
 
+def test_prefetch_select_from_python(tmp_path):
+    """`iostack.run(prefetch_select=...)` gives the command line's report and refuses bad specs."""
+    t = tmp_path / "ior.csv"
+    table = tmp_path / "table.json"
+    for args in (["gen", "ior", "--processes", "4", "--param", "file_size=4MiB", "-o", str(t)],
+                 ["kdsim", "train", "--device", "hdd:st3400620as", "--samples", "8", "--output", str(table)]):
+        subprocess.run([sys.executable, "-m", "iostack.cli", *args], check=True, capture_output=True)
+    spec = f"none,linux,window=50,table={table}"
+    opts = dict(cache="4MiB", locality=False)
+    r = iostack.run(t, prefetch_select=spec, **opts)
+    s = r["prefetch_select"]
+    assert s["window"] == 50 and s["checks"] > 0
+    assert [x["spec"] for x in s["prefetchers"]] == ["none", "linux"]
+    assert s["switches"][0]["prefetch"] == "linux"
+    assert r["config"]["prefetch_select"] == spec
+    cli = subprocess.run(
+        [sys.executable, "-m", "iostack.cli", "run", str(t), "--cache", "4MiB", "--no-locality", "--prefetch-select", spec, "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    assert json.loads(cli.stdout)["prefetch_select"] == s
+    assert "prefetch_select" not in iostack.run(t, **opts)
+    with pytest.raises(ValueError, match="table"):
+        iostack.run(t, prefetch_select="none,linux", **opts)
+
+
 def test_preload_caches_blocks_before_the_run(tmp_path):
     """``preload`` from Python: the preloaded blocks hit, the rest miss, and a bad value is a
     ``ValueError`` naming the option."""

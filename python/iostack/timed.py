@@ -18,7 +18,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 CONFIG_FIELDS = (
     "policy", "cache", "page_size", "prefetch", "sched", "device", "layers", "queue_depth",
     "max_request", "replay", "think", "processes", "write_policy", "dirty_expire",
-    "flush_interval", "file_sizes", "seed", "locality", "redcap", "ada", "sched_select", "hints",
+    "flush_interval", "file_sizes", "seed", "locality", "redcap", "ada", "sched_select", "prefetch_select",
+    "hints",
     "per_process", "device_request_locality", "preset", "interval", "preload",
     "cpus", "cpu_quantum",
 )

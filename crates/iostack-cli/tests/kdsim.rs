@@ -190,3 +190,38 @@ fn run_with_sched_select_reports_its_decisions() {
         assert!(stderr(&o).contains(msg), "{extra:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn run_with_prefetch_select_reports_its_decisions() {
+    let d = tempfile::tempdir().unwrap();
+    let o = iostack(&["kdsim", "train", "--device", "hdd:st3400620as", "--samples", "8", "--output", "table.json"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = iostack(&["gen", "ior", "--processes", "4", "--param", "file_size=4MiB", "-o", "t.csv"], d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let args = ["run", "t.csv", "--cache", "4MiB", "--no-locality", "--json"];
+    let o = iostack(&[&args[..], &["--prefetch-select", "none,linux,window=50,table=table.json"]].concat(), d.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s = &v["prefetch_select"];
+    assert_eq!(s["window"], 50);
+    assert_eq!(s["prefetchers"][0]["spec"], "none");
+    assert_eq!(s["prefetchers"][1]["spec"], "linux");
+    assert!(s["checks"].as_u64().unwrap() > 0, "{s}");
+    assert_eq!(s["switches"][0]["prefetch"], "linux", "sequential readers take readahead: {s}");
+    assert_eq!(v["config"]["prefetch_select"], "none,linux,window=50,table=table.json");
+    assert!(v["resolved"]["prefetch"].as_str().unwrap().starts_with("select:none|linux"));
+    let o = iostack(&args, d.path());
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v.get("prefetch_select").is_none());
+    for (extra, msg) in [
+        (&["--prefetch-select", "none"][..], "two readahead settings"),
+        (&["--prefetch-select", "none,linux"][..], "--prefetch-select table"),
+        (&["--prefetch-select", "none,linux,window=0,table=table.json"][..], "--prefetch-select window"),
+        (&["--prefetch-select", "none,bogus,table=table.json"][..], "bogus"),
+        (&["--prefetch-select", "none,linux,table=missing.json"][..], "missing.json"),
+    ] {
+        let o = iostack(&[&args[..], extra].concat(), d.path());
+        assert_eq!(o.status.code(), Some(1), "{extra:?}");
+        assert!(stderr(&o).contains(msg), "{extra:?}: {}", stderr(&o));
+    }
+}

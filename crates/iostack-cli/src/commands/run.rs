@@ -138,6 +138,14 @@ pub struct Args {
     /// the device. Reported under `sched_select` (docs/devices.md).
     #[arg(long, value_name = "A,B[,window=N,...]")]
     pub sched_select: Option<String>,
+    /// Choose the readahead setting on line between two prefetchers, in place of --prefetch:
+    /// `A,B,table=PATH` (A runs first; e.g. `pm:32,none`; the table from `iostack kdsim train`),
+    /// options `window=1000`, `cadence=tumbling|sliding`, `margin=PCT`, `verify=on|off`. A shadow
+    /// page cache plays the other setting on KDSim's virtual disk; after each window of N
+    /// application reads the setting with the smaller summed read time takes the page cache.
+    /// Reported under `prefetch_select` (docs/devices.md).
+    #[arg(long, value_name = "A,B,table=PATH[,window=N,...]")]
+    pub prefetch_select: Option<String>,
     /// Measure locality (stack/block distance and affinity) at the four boundaries (the
     /// default; the reports go under `locality` in the result).
     #[arg(long, conflicts_with = "no_locality")]
@@ -241,6 +249,9 @@ pub fn stack_config(args: &Args) -> anyhow::Result<StackConfig> {
     }
     if let Some(v) = &args.sched_select {
         c.sched_select = Some(v.clone());
+    }
+    if let Some(v) = &args.prefetch_select {
+        c.prefetch_select = Some(v.clone());
     }
     if let Some(v) = &args.device_request_locality {
         c.device_request_locality = Some(v.clone());

@@ -11,9 +11,13 @@
 //! - [`accuracy`]: the virtual disk run beside a real (modelled) one, its table updated from the
 //!   real service times, and the per-window difference of their I/O times (Fig. 3, Table 1);
 //! - [`window`]: the window comparison of two systems' per-block times (§4.1, condition (1)) that
-//!   ADA and any other on-line choice between two alternatives decide on.
+//!   ADA and any other on-line choice between two alternatives decide on;
+//! - [`controller`]: the generic controller on that comparison (switches, their verification,
+//!   the report) behind the scheduler (`sched::select`) and readahead (`prefetch::select`)
+//!   selectors.
 
 pub mod accuracy;
+pub mod controller;
 pub mod train;
 pub mod virtual_disk;
 pub mod window;

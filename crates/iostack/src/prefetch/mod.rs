@@ -13,6 +13,9 @@
 //!   b+1..b+N.
 //! - [`linux`]: Linux's on-demand readahead (mm/readahead.c), per file.
 //! - [`pmlast`]: prefetch on miss and on a hit to a stream's last cached block (Split paper §2).
+//!
+//! [`select`] is not a prefetcher of its own: it chooses between two of them on line
+//! (`--prefetch-select`), KDSim's controller with a shadow page cache playing the other.
 
 use crate::error::ConfigError;
 use crate::sched::ComponentSpec;
@@ -33,6 +36,7 @@ pub mod pa;
 pub mod pm;
 pub mod pmlast;
 pub mod readahead;
+pub mod select;
 
 /// The file a demand access belongs to, as the prefetcher sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -237,6 +241,11 @@ pub trait Prefetcher: std::any::Any + Send {
     /// How each process's list did, by pid (for prefetchers with lists).
     fn list_counts(&self) -> Vec<(u32, ListCounts)> {
         Vec::new()
+    }
+    /// What the prefetcher reports in the run's result, if anything (the readahead controller's
+    /// decisions, [`select`]). Default: nothing.
+    fn report(&self) -> Option<serde_json::Value> {
+        None
     }
 }
 

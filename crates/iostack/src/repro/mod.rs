@@ -21,6 +21,7 @@ pub mod dulo_trends;
 pub mod kdsim_accuracy;
 pub mod kdsim_table1;
 pub mod prefetch_cache;
+pub mod ra_select;
 pub mod redcap_patterns;
 pub mod sched_select;
 pub mod split_experiment;
@@ -269,6 +270,7 @@ pub static REPROS: &[ReproInfo] = &[
     ada_patterns::INFO,
     ada_aip::INFO,
     sched_select::INFO,
+    ra_select::INFO,
 ];
 
 /// The status table of `docs/reproductions.md`: one row per report, with how many checks agree

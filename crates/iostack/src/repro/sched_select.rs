@@ -124,8 +124,29 @@ impl Trained {
     }
 }
 
+/// The setting on the real system over time, from the switches (time in ns, whether to the
+/// second setting) and the run's end in seconds.
+pub(crate) fn setting_figure(title: &str, axis: &str, switches: impl Iterator<Item = (u64, bool)>, end_s: f64) -> Figure {
+    let mut pts = vec![(0.0, 0.0)];
+    let mut cur = 0.0;
+    for (t, second) in switches {
+        let x = t as f64 / 1e9;
+        pts.push((x, cur));
+        cur = if second { 1.0 } else { 0.0 };
+        pts.push((x, cur));
+    }
+    pts.push((end_s, cur));
+    Figure::line("switches", title, "time (s)", axis, vec![Series::iostack("controller", pts)])
+}
+
+/// Each setting's window sum at each check of a controller's report `sel`.
+pub(crate) fn window_sums_figure(sel: &serde_json::Value, names: [&str; 2], title: &str, axis: &str) -> Figure {
+    let windows: Vec<(f64, f64, f64)> = sel["windows"].as_array().map(|v| v.iter().map(|c| (c["time_ns"].as_f64().unwrap_or(0.0) / 1e9, c["a_ms"].as_f64().unwrap_or(f64::NAN), c["b_ms"].as_f64().unwrap_or(f64::NAN))).collect()).unwrap_or_default();
+    Figure::line("window-sums", title, "time (s)", axis, vec![Series::iostack(names[0], windows.iter().map(|w| (w.0, w.1))), Series::iostack(names[1], windows.iter().map(|w| (w.0, w.2)))])
+}
+
 /// Elapsed (virtual) seconds and mean application time per process of a run.
-fn times(r: &TimedReport) -> (f64, f64) {
+pub(crate) fn times(r: &TimedReport) -> (f64, f64) {
     let app = r.processes.iter().map(|p| p.elapsed_ns as f64).sum::<f64>() / r.processes.len().max(1) as f64;
     (r.elapsed_ns as f64 / 1e9, app / 1e9)
 }
@@ -190,32 +211,8 @@ pub fn report(w: &Phases, runs: &[TimedReport]) -> Report {
             first_to_deadline.is_some_and(|r| r + window >= seq_reads),
         ),
     ];
-    let figure = Figure::line(
-        "switches",
-        "Scheduler on the real device over time (0: cfq, 1: deadline)",
-        "time (s)",
-        "scheduler",
-        vec![Series::iostack("controller", {
-            let mut pts = vec![(0.0, 0.0)];
-            let mut cur = 0.0;
-            for (_, t, s) in &switches {
-                let x = *t as f64 / 1e9;
-                pts.push((x, cur));
-                cur = if s == "deadline" { 1.0 } else { 0.0 };
-                pts.push((x, cur));
-            }
-            pts.push((t[2].0, cur));
-            pts
-        })],
-    );
-    let windows: Vec<(f64, f64, f64)> = sel["windows"].as_array().map(|v| v.iter().map(|c| (c["time_ns"].as_f64().unwrap_or(0.0) / 1e9, c["a_ms"].as_f64().unwrap_or(f64::NAN), c["b_ms"].as_f64().unwrap_or(f64::NAN))).collect()).unwrap_or_default();
-    let sums = Figure::line(
-        "window-sums",
-        "Σ time per block over each check's window",
-        "time (s)",
-        "ms per block (sum over the window)",
-        vec![Series::iostack("cfq", windows.iter().map(|w| (w.0, w.1))), Series::iostack("deadline", windows.iter().map(|w| (w.0, w.2)))],
-    );
+    let figure = setting_figure("Scheduler on the real device over time (0: cfq, 1: deadline)", "scheduler", switches.iter().map(|(_, t, s)| (*t, s == "deadline")), t[2].0);
+    let sums = window_sums_figure(&sel, ["cfq", "deadline"], "Σ time per block over each check's window", "ms per block (sum over the window)");
     Report {
         name: INFO.name.into(),
         title: INFO.title.into(),

@@ -56,203 +56,32 @@
 //!
 //! The controller is itself a [`Scheduler`] in the device's lane, so the engine's path is the
 //! same with or without it and a run without it pays nothing; a block stage (REDCAP) above it is
-//! unaffected. Readahead is not selected this way: a different readahead changes the request
-//! stream itself (which blocks leave the page cache, in which sizes, and which reads hit), and the
-//! virtual disk below the page cache only sees copies of the stream the running setting produced;
-//! evaluating another readahead would need a second page cache and prefetcher beside the real
-//! one (docs/devices.md, Choosing the I/O scheduler on line).
+//! unaffected. Readahead is selected by the same controller ([`crate::kdsim::controller`]) in
+//! `prefetch::select`: a different readahead changes the request stream itself, so there a
+//! shadow page cache produces the other setting's requests, not copies of the running stream.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::path::PathBuf;
 
 use super::{hand_over, IoRequest, SchedLimits, Scheduler};
 use crate::device::table::{Head, TableModel};
 use crate::device::SECTOR;
 use crate::error::ConfigError;
 use crate::kdsim::virtual_disk::{PartMatcher, VirtualDisk, VirtualRequest};
-use crate::kdsim::window::{Cadence, Check, Side, WindowComparator};
+use crate::kdsim::controller::Controller;
+use crate::kdsim::window::Check;
 use crate::trace::Op;
 
 /// The controller's settings (`--sched-select A,B[,window=N][,cadence=...][,table=PATH]`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SelectConfig {
-    /// The two schedulers' specs: the first runs on the real device at the start.
-    pub specs: [String; 2],
-    pub window: usize,
-    pub cadence: Cadence,
-    /// The virtual disk's starting table (`None`: learned on line from zero).
-    pub table: Option<PathBuf>,
-    /// How much smaller (in percent of the running scheduler's sum) the other's sum must be for
-    /// a switch; 0 (the default) is KDSim's strict "smaller".
-    pub margin_pct: f64,
-    /// Verify each switch on the real device, reverting it with a doubling hold (`verify=on`).
-    pub verify: bool,
-}
+pub use crate::kdsim::controller::ControllerConfig as SelectConfig;
+pub use crate::kdsim::controller::{Switch, Verdict, Verifier, WindowSums};
 
 const OPTION: &str = "--sched-select";
-const KEYS: [&str; 5] = ["window", "cadence", "table", "margin", "verify"];
 
-impl SelectConfig {
-    /// Parses `A,B[,window=1000][,cadence=tumbling|sliding][,table=PATH][,margin=PCT][,verify=on|off]`. A scheduler's own
-    /// parameters follow it as in `--sched` (`deadline:read_expire=100ms,fifo_batch=8`): an item
-    /// `key=value` whose key is not the controller's belongs to the scheduler before it.
-    pub fn parse(text: &str) -> Result<SelectConfig, ConfigError> {
-        let mut specs: Vec<String> = Vec::new();
-        let (mut window, mut cadence, mut table, mut margin_pct, mut verify) = (1000usize, Cadence::Tumbling, None, 0.0, true);
-        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let kv = item.split_once('=').filter(|(k, _)| !k.contains(':'));
-            match kv {
-                Some((k, v)) if KEYS.contains(&k.trim()) => {
-                    let v = v.trim();
-                    match k.trim() {
-                        "window" => {
-                            window = v.parse().ok().filter(|&n| n > 0).ok_or_else(|| ConfigError::new("--sched-select window", format!("`{v}` is not a positive number of requests")))?;
-                        }
-                        "cadence" => cadence = Cadence::parse("--sched-select cadence", v)?,
-                        "margin" => {
-                            margin_pct = v
-                                .trim_end_matches('%')
-                                .parse::<f64>()
-                                .ok()
-                                .filter(|m| (0.0..100.0).contains(m))
-                                .ok_or_else(|| ConfigError::new("--sched-select margin", format!("`{v}` is not a percentage in [0, 100)")))?;
-                        }
-                        "verify" => {
-                            verify = match v {
-                                "on" => true,
-                                "off" => false,
-                                other => return Err(ConfigError::unknown("--sched-select verify", "value", other, &["on", "off"])),
-                            };
-                        }
-                        _ => {
-                            if v.is_empty() {
-                                return Err(ConfigError::new("--sched-select table", "an empty path"));
-                            }
-                            table = Some(PathBuf::from(v));
-                        }
-                    }
-                }
-                Some(_) => match specs.last_mut() {
-                    // A parameter of the scheduler before it.
-                    Some(last) => {
-                        last.push(if last.contains(':') { ',' } else { ':' });
-                        last.push_str(item);
-                    }
-                    None => return Err(ConfigError::unknown(OPTION, "parameter", item.split('=').next().unwrap_or(item), &KEYS)),
-                },
-                None => specs.push(item.to_string()),
-            }
-        }
-        let [a, b]: [String; 2] = specs.try_into().map_err(|v: Vec<String>| {
-            ConfigError::new(OPTION, format!("give exactly two schedulers to choose between (e.g. `anticipatory,deadline`), not {} ({})", v.len(), v.join(", ")))
-        })?;
-        if a == b {
-            return Err(ConfigError::new(OPTION, format!("the two schedulers are the same (`{a}`): nothing to choose")));
-        }
-        Ok(SelectConfig { specs: [a, b], window, cadence, table, margin_pct, verify })
-    }
-}
-
-/// A scheduler taking effect on the real device.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Switch {
-    /// Reads that had entered the scheduler when it took effect.
-    pub request: u64,
-    pub time_ns: u64,
-    /// The scheduler's spec as given.
-    pub scheduler: String,
-    /// `window`: the window comparison chose it; `revert`: the verification undid the switch
-    /// before this one.
-    pub cause: &'static str,
-    /// The replaced scheduler's window sum (ms per block) when the switch was decided.
-    pub before_ms: Option<f64>,
-    /// The new scheduler's first window sum on the real device (`null`: not verified, the run
-    /// ended first, or a revert, which is not verified itself).
-    pub after_ms: Option<f64>,
-    /// Whether the verification found the new scheduler worse and switched back.
-    pub reverted: bool,
-}
-
-/// What a check does to a switch awaiting its verdict.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Verdict {
-    /// No switch awaits one.
-    Idle,
-    /// The new scheduler's first real window is not complete yet: no decision.
-    Wait,
-    /// Its real window is no worse than the replaced one's: the switch stands, the hold is reset.
-    Confirm { after_ms: f64 },
-    /// Its real window is worse: switch back and hold the old scheduler for `hold_windows`.
-    Revert { after_ms: f64, hold_windows: u64 },
-}
-
-/// The switch verification's rule with its back-off, apart from the schedulers it applies to.
-/// Counts are reads the real device dispatched (the comparator's cadence clock).
-#[derive(Debug, Clone)]
-pub struct Verifier {
-    window: u64,
-    /// The switch awaiting its verdict: the count at it and the replaced scheduler's sum.
-    pending: Option<(u64, f64)>,
-    /// No switch away from the running scheduler before this count.
-    hold_until: u64,
-    /// The hold the next revert imposes, in windows.
-    next_hold: u64,
-}
-
-/// A hold stops doubling here (about a million windows: the rest of any run).
-const MAX_HOLD_WINDOWS: u64 = 1 << 20;
-
-impl Verifier {
-    pub fn new(window: usize) -> Verifier {
-        Verifier { window: window as u64, pending: None, hold_until: 0, next_hold: 1 }
-    }
-
-    /// A switch took effect at `count`, decided while the replaced scheduler's sum was `before_ms`.
-    pub fn switched(&mut self, count: u64, before_ms: f64) {
-        self.pending = Some((count, before_ms));
-    }
-
-    /// A check at `count` where the running scheduler's sum is `running_ms`.
-    pub fn check(&mut self, count: u64, running_ms: Option<f64>) -> Verdict {
-        let Some((at, before)) = self.pending else { return Verdict::Idle };
-        let after = match running_ms {
-            Some(ms) if count >= at + self.window => ms,
-            _ => return Verdict::Wait,
-        };
-        self.pending = None;
-        if after > before {
-            let hold_windows = self.next_hold;
-            self.next_hold = (self.next_hold * 2).min(MAX_HOLD_WINDOWS);
-            self.hold_until = count + hold_windows * self.window;
-            Verdict::Revert { after_ms: after, hold_windows }
-        } else {
-            self.next_hold = 1;
-            Verdict::Confirm { after_ms: after }
-        }
-    }
-
-    /// Whether a switch away from the running scheduler may be decided at `count`.
-    pub fn may_switch(&self, count: u64) -> bool {
-        self.pending.is_none() && count >= self.hold_until
-    }
-}
-
-/// One logged check.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct WindowSums {
-    /// Reads that had entered the scheduler at the check.
-    pub request: u64,
-    /// Reads the real device had dispatched (the cadence's count).
-    pub completed: u64,
-    pub time_ns: u64,
-    /// Σ T/B over each scheduler's window, ms per block (scaled to the window when it has fewer;
-    /// `null`: none yet), A's and B's.
-    pub a_ms: Option<f64>,
-    pub b_ms: Option<f64>,
-    pub a_requests: usize,
-    pub b_requests: usize,
-    /// The scheduler on the real device after the check.
-    pub running: String,
+/// Parses `A,B[,window=1000][,cadence=tumbling|sliding][,table=PATH][,margin=PCT][,verify=on|off]`
+/// ([`ControllerConfig::parse`](crate::kdsim::controller::ControllerConfig::parse)). A
+/// scheduler's own parameters follow it as in `--sched` (`deadline:read_expire=100ms,fifo_batch=8`).
+pub fn parse(text: &str) -> Result<SelectConfig, ConfigError> {
+    SelectConfig::parse(OPTION, "schedulers", "anticipatory,deadline", text)
 }
 
 /// A request on the real device.
@@ -330,8 +159,8 @@ pub struct Select {
     /// Instances built so far for the real device (the current one's number).
     instance: u32,
     vd: VirtualDisk,
-    /// Candidate: B; baseline: A.
-    cmp: WindowComparator,
+    /// The window comparison and its log (B the candidate, A the baseline).
+    ctl: Controller,
     /// The real device's head, for the table's distance.
     head: Head,
     /// Reads in the real scheduler until dispatched, with their arrival, process and whether
@@ -349,24 +178,7 @@ pub struct Select {
     // Report.
     names: [String; 2],
     now: u64,
-    since: u64,
-    time_ns: [u64; 2],
     reads: u64,
-    reads_dispatched: [u64; 2],
-    switches: Vec<Switch>,
-    windows: Vec<WindowSums>,
-    checks: u64,
-    undecided: u64,
-    verifier: Verifier,
-    reverted: u64,
-}
-
-fn side(i: usize) -> Side {
-    if i == 1 {
-        Side::Candidate
-    } else {
-        Side::Baseline
-    }
 }
 
 impl Select {
@@ -384,7 +196,7 @@ impl Select {
         }
         let real = super::build(&cfg.specs[0], limits)?;
         let vd = VirtualDisk::new(super::build(&cfg.specs[1], limits)?, table, page_bytes);
-        let cmp = WindowComparator::new(cfg.window, cfg.cadence)?;
+        let ctl = Controller::new(cfg.clone())?;
         Ok(Select {
             limits,
             page_bytes,
@@ -392,7 +204,7 @@ impl Select {
             running: 0,
             instance: 0,
             vd,
-            cmp,
+            ctl,
             head: Head::default(),
             queued_reads: PartMatcher::default(),
             timelines: BTreeMap::new(),
@@ -403,16 +215,7 @@ impl Select {
             retired_merges: 0,
             names,
             now: 0,
-            since: 0,
-            time_ns: [0; 2],
             reads: 0,
-            reads_dispatched: [0; 2],
-            switches: Vec::new(),
-            windows: Vec::new(),
-            checks: 0,
-            undecided: 0,
-            verifier: Verifier::new(cfg.window),
-            reverted: 0,
             cfg,
         })
     }
@@ -424,7 +227,7 @@ impl Select {
 
     /// The switches so far.
     pub fn switches(&self) -> &[Switch] {
-        &self.switches
+        self.ctl.switches()
     }
 
     /// The virtual time the virtual disk may run to at real time `now`: no process may hand it
@@ -462,14 +265,14 @@ impl Select {
     /// Records what the virtual disk completed; a synchronous read completed lets its process's
     /// held copies in. Whether anything completed.
     fn take_virtual_completions(&mut self) -> bool {
-        let other = side(1 - self.running);
+        let other = 1 - self.running;
         let done = self.vd.take_completed();
         for c in &done {
             self.vd_last_finish = c.finish_ns;
             if c.op != Op::Read {
                 continue;
             }
-            self.cmp.record(other, c.service_ns() as f64, c.blocks as u64);
+            self.ctl.record(other, c.service_ns() as f64, c.blocks as u64);
             self.vd_reads += 1;
             if !c.sync {
                 continue;
@@ -545,61 +348,19 @@ impl Select {
     }
 
     fn decide(&mut self, c: Check, now: u64) {
-        self.checks += 1;
-        let (a, b) = (c.baseline_ms, c.candidate_ms);
         // The virtual disk's side is judged on a full window of its own reads: until then the
         // reads it has not completed are the ones its scheduler keeps waiting longest (K4's
         // scaling from the mean would favour it), and what it has played is the start of its
         // timeline, gated by the copies the real system had issued.
         let young = self.vd_reads < self.cfg.window as u64;
-        let (run, other) = if self.running == 0 { (a, b) } else { (b, a) };
-        let verdict = if self.cfg.verify { self.verifier.check(c.request, run) } else { Verdict::Idle };
-        let mut switched = false;
-        match verdict {
-            Verdict::Revert { after_ms, .. } => {
-                let last = self.switches.last_mut().expect("a switch awaited its verdict");
-                last.after_ms = Some(after_ms);
-                last.reverted = true;
-                self.reverted += 1;
-                self.switch(now, "revert", run);
-                switched = true;
-            }
-            Verdict::Confirm { after_ms } => self.switches.last_mut().expect("a switch awaited its verdict").after_ms = Some(after_ms),
-            Verdict::Idle | Verdict::Wait => {}
-        }
-        if !switched && (!self.cfg.verify || self.verifier.may_switch(c.request)) {
-            switched = match (run, other) {
-                (Some(run), Some(other)) if !young => other < run * (1.0 - self.cfg.margin_pct / 100.0),
-                _ => {
-                    self.undecided += 1;
-                    false
-                }
-            };
-            if switched {
-                self.switch(now, "window", run);
-                if self.cfg.verify {
-                    self.verifier.switched(c.request, run.expect("compared"));
-                }
-            }
-        }
-        let n = self.cfg.window as u64;
-        if switched || self.cfg.cadence == Cadence::Tumbling || c.request % n == 0 {
-            self.windows.push(WindowSums {
-                request: self.reads,
-                completed: c.request,
-                time_ns: now,
-                a_ms: a,
-                b_ms: b,
-                a_requests: c.baseline_requests,
-                b_requests: c.candidate_requests,
-                running: self.running().to_string(),
-            });
+        if self.ctl.decide(c, young, self.reads, now) {
+            self.switch(now);
         }
     }
 
     /// The other scheduler takes the real device; the virtual disk plays the one that ran.
-    fn switch(&mut self, now: u64, cause: &'static str, before_ms: Option<f64>) {
-        let other = 1 - self.running;
+    fn switch(&mut self, now: u64) {
+        let other = self.ctl.running();
         let mut next = super::build(&self.cfg.specs[other], self.limits).expect("built at the start");
         hand_over(&mut *self.real, &mut *next, now).expect("checked at the start");
         self.retired_merges += self.real.merges();
@@ -614,16 +375,13 @@ impl Select {
         for t in self.timelines.values_mut() {
             *t = Timeline { real_pending: t.real_pending, unmatched_real: t.real_pending, ..Timeline::default() };
         }
-        self.time_ns[self.running] += now - self.since;
-        self.since = now;
         self.running = other;
-        self.switches.push(Switch { request: self.reads, time_ns: now, scheduler: self.cfg.specs[other].clone(), cause, before_ms, after_ms: None, reverted: false });
     }
 }
 
 impl Scheduler for Select {
     fn name(&self) -> String {
-        format!("select:{}|{},window={},cadence={},verify={}", self.cfg.specs[0], self.cfg.specs[1], self.cfg.window, self.cfg.cadence.name(), if self.cfg.verify { "on" } else { "off" })
+        format!("select:{}|{},{}", self.cfg.specs[0], self.cfg.specs[1], self.cfg.describe())
     }
 
     fn add(&mut self, req: IoRequest, now_ns: u64) {
@@ -650,9 +408,8 @@ impl Scheduler for Select {
                 if sync {
                     sync_pids.push(pid);
                 }
-                self.reads_dispatched[running] += 1;
-                self.cmp.record(side(running), (end - arrival.min(end)) as f64, blocks as u64);
-                if let Some(c) = self.cmp.count() {
+                self.ctl.record(running, (end - arrival.min(end)) as f64, blocks as u64);
+                if let Some(c) = self.ctl.count(running) {
                     self.decide(c, now_ns);
                 }
             }
@@ -699,38 +456,10 @@ impl Scheduler for Select {
     }
 
     fn report(&self) -> Option<serde_json::Value> {
-        let mut time = self.time_ns;
-        time[self.running] += self.now - self.since;
-        let total = (time[0] + time[1]).max(1) as f64;
-        let reads = (self.reads_dispatched[0] + self.reads_dispatched[1]).max(1) as f64;
-        let schedulers: Vec<serde_json::Value> = (0..2)
-            .map(|i| {
-                serde_json::json!({
-                    "spec": self.cfg.specs[i],
-                    "name": self.names[i],
-                    "time_ns": time[i],
-                    "time_share": time[i] as f64 / total,
-                    "reads": self.reads_dispatched[i],
-                    "read_share": self.reads_dispatched[i] as f64 / reads,
-                })
-            })
-            .collect();
-        Some(serde_json::json!({
-            "window": self.cfg.window,
-            "cadence": self.cfg.cadence.name(),
-            "margin_pct": self.cfg.margin_pct,
-            "verify": self.cfg.verify,
-            "table": self.cfg.table.as_ref().map(|p| p.display().to_string()),
-            "schedulers": schedulers,
-            "running": self.running(),
-            "switches": self.switches,
-            "reverted_switches": self.reverted,
-            "reads": self.reads,
-            "checks": self.checks,
-            "undecided_checks": self.undecided,
-            "windows": self.windows,
-            "trained_cells": self.vd.table().trained_cells(),
-        }))
+        let mut m = self.ctl.report(self.now, "scheduler", "schedulers", &self.names);
+        m.insert("reads".into(), self.reads.into());
+        m.insert("trained_cells".into(), self.vd.table().trained_cells().into());
+        Some(serde_json::Value::Object(m))
     }
 }
 

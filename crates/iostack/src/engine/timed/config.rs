@@ -136,6 +136,12 @@ pub struct StackConfig {
     /// virtual disk playing the other; takes the place of `sched`. Absent: `sched` throughout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched_select: Option<String>,
+    /// Choose the readahead setting on line between two prefetchers (`crate::prefetch::select`):
+    /// `A,B,table=PATH[,window=1000][,cadence=tumbling|sliding]...`, A running first, a shadow
+    /// page cache on KDSim's virtual disk playing the other; takes the place of `prefetch`.
+    /// Absent: `prefetch` throughout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefetch_select: Option<String>,
     /// Also measure locality at the device per disk request (one reference per request, keyed by
     /// its start: the unit of Fox et al.'s affinity figures), beside the per-block `device`
     /// probe, with first references counted as this rule (`distinct`, `infinite`, `exclude` or a
@@ -219,6 +225,7 @@ impl Default for StackConfig {
             per_process: false,
             ada: None,
             sched_select: None,
+            prefetch_select: None,
             device_request_locality: None,
             interval: None,
             preload: None,

@@ -175,7 +175,10 @@ impl TimedRun {
                 format!("`{}` needs each reference's next use, which the timed engine does not compute (the reference stream depends on timing); use it with `iostack sim`", policy.name()),
             ));
         }
-        let prefetcher = crate::prefetch::build(&config.prefetch, config.page_size)?;
+        let prefetcher = match &config.prefetch_select {
+            None => crate::prefetch::build(&config.prefetch, config.page_size)?,
+            Some(spec) => Self::prefetch_select(config, spec, &*policy, resolved.max_request_blocks, devices.len())?,
+        };
         let hints = config.hints.as_ref().map(|h| h.load()).transpose()?;
         if prefetcher.wants_lists() {
             match &hints {
@@ -281,10 +284,45 @@ impl TimedRun {
         if devices > 1 {
             return Err(ConfigError::new(option, "one device only: the controller compares schedulers on a virtual disk timed by one device's table"));
         }
-        let cfg = crate::sched::select::SelectConfig::parse(spec)?;
+        let cfg = crate::sched::select::parse(spec)?;
         let acc = crate::kdsim::accuracy::AccuracyConfig { table: cfg.table.clone(), window: cfg.window as u64, ..Default::default() };
         let table = crate::kdsim::accuracy::starting_table(config, &acc).map_err(|e| ConfigError::new("--sched-select table", e.to_string()))?;
         Ok((cfg, table))
+    }
+
+    /// `--prefetch-select`'s controller over the stack's policy, size and scheduler.
+    fn prefetch_select(config: &StackConfig, spec: &str, policy: &dyn crate::cache::Policy, max_request_blocks: u32, devices: usize) -> Result<Box<dyn Prefetcher>, ConfigError> {
+        let option = "--prefetch-select";
+        if config.prefetch != StackConfig::default().prefetch {
+            return Err(ConfigError::new(option, format!("takes the place of --prefetch (`{}`): give the settings to choose between in --prefetch-select alone", config.prefetch)));
+        }
+        if config.sched_select.is_some() || config.ada.is_some() {
+            return Err(ConfigError::new(option, "the readahead controller, the scheduler controller and ADA each drive a virtual disk of their own; use one of --prefetch-select, --sched-select and --ada"));
+        }
+        if config.redcap.is_some() {
+            return Err(ConfigError::new(option, "the shadow page cache's virtual disk has no REDCAP below it; run the controller without --redcap"));
+        }
+        if devices > 1 {
+            return Err(ConfigError::new(option, "one device only: the shadow's reads are timed by one device's table"));
+        }
+        let cfg = crate::prefetch::select::parse(spec)?;
+        if cfg.table.is_none() {
+            return Err(ConfigError::new(
+                "--prefetch-select table",
+                "give the virtual disk's table (table=PATH, from `iostack kdsim train`): the page cache sees when reads complete, not when the device started them, so the table cannot be learned on line here",
+            ));
+        }
+        let acc = crate::kdsim::accuracy::AccuracyConfig { table: cfg.table.clone(), window: cfg.window as u64, ..Default::default() };
+        let table = crate::kdsim::accuracy::starting_table(config, &acc).map_err(|e| ConfigError::new("--prefetch-select table", e.to_string()))?;
+        let stack = crate::prefetch::select::ShadowStack {
+            policy: config.policy.clone(),
+            capacity: policy.capacity(),
+            sched: config.sched.clone(),
+            limits: crate::sched::SchedLimits::new(max_request_blocks, config.page_size),
+            page_bytes: config.page_size,
+            max_request_blocks,
+        };
+        Ok(Box::new(crate::prefetch::select::PrefetchSelect::new(cfg, &stack, table)?))
     }
 
     /// The engine in the most compiled form the components allow.
@@ -543,6 +581,7 @@ fn report<P: crate::cache::Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler
         redcap,
         ada,
         sched_select: lanes[0].sched.report(),
+        prefetch_select: e.prefetcher().report(),
         processes,
         cpu: e.cpu_report(),
         benchmarks: e.benchmarks_report(),

@@ -582,6 +582,10 @@ pub struct TimedReport {
     /// see `sched::select`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sched_select: Option<serde_json::Value>,
+    /// The readahead controller's decisions with `prefetch_select` (`switches` as `{request,
+    /// time_ns, prefetch, cause, before_ms, after_ms, reverted}`; docs/devices.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefetch_select: Option<serde_json::Value>,
     pub processes: Vec<ProcessReport>,
     /// The CPUs the processes shared, with `cpus` (absent: a CPU per process).
     #[serde(default, skip_serializing_if = "Option::is_none")]

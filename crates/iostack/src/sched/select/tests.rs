@@ -1,4 +1,5 @@
 use super::*;
+use crate::kdsim::window::Cadence;
 use crate::engine::timed::{StackConfig, TimedRun};
 use crate::repro::sched_select::{run, stack, Phases, Trained};
 use crate::sched::{build, serve_all, Cause};
@@ -105,12 +106,12 @@ fn the_virtual_disk_hands_its_queue_over_too() {
 
 #[test]
 fn parse() {
-    let c = SelectConfig::parse("anticipatory,deadline:read_expire=100ms,fifo_batch=8,window=500,cadence=sliding,table=t.json").unwrap();
+    let c = super::parse("anticipatory,deadline:read_expire=100ms,fifo_batch=8,window=500,cadence=sliding,table=t.json").unwrap();
     assert_eq!(c.specs, ["anticipatory".to_string(), "deadline:read_expire=100ms,fifo_batch=8".to_string()]);
     assert_eq!((c.window, c.cadence, c.table.as_deref()), (500, Cadence::Sliding, Some(std::path::Path::new("t.json"))));
-    let c = SelectConfig::parse("cfq, noop").unwrap();
+    let c = super::parse("cfq, noop").unwrap();
     assert_eq!((c.specs[1].as_str(), c.window, c.cadence, c.table.is_none(), c.verify), ("noop", 1000, Cadence::Tumbling, true, true));
-    assert!(!SelectConfig::parse("cfq,noop,verify=off").unwrap().verify);
+    assert!(!super::parse("cfq,noop,verify=off").unwrap().verify);
     for (bad, names) in [
         ("cfq", "two schedulers"),
         ("cfq,noop,deadline", "two schedulers"),
@@ -122,7 +123,7 @@ fn parse() {
         ("cfq,noop,table=", "--sched-select table"),
         ("cfq,noop,verify=maybe", "--sched-select verify"),
     ] {
-        let e = SelectConfig::parse(bad).unwrap_err().to_string();
+        let e = super::parse(bad).unwrap_err().to_string();
         assert!(e.contains(names), "{bad}: {e}");
     }
 }
