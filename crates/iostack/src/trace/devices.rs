@@ -150,6 +150,56 @@ impl<R: TraceReader> DenseDevices<R> {
         self.number_any(r, n)
     }
 
+    /// [`DenseDevices::number`] on the requests `buf[start..]`; on an error, the place of the
+    /// request refused.
+    fn number_batch(&mut self, buf: &mut [Request], start: usize) -> Result<(), (usize, TraceError)> {
+        // The common case first: every request of the batch on the device of the request before
+        // and its blocks within the keys' range, checked in one pass without a branch per
+        // request (`span`, the OR of all offsets and lengths, bounds both, and below half the
+        // limit their sum stays below it). Otherwise the requests go one by one below.
+        if let (Some((id, d)), KeySpace::Blocks(_)) = (self.last, self.space) {
+            let half = self.byte_limit.map_or(u64::MAX, |l| l / 2);
+            let batch = &mut buf[start..];
+            let (mut differ, mut span) = (0u32, 0u64);
+            for r in batch.iter() {
+                differ |= r.device ^ id;
+                span |= r.offset | r.length;
+            }
+            if differ == 0 && span < half {
+                if d != id {
+                    batch.iter_mut().for_each(|r| r.device = d);
+                }
+                self.seen += batch.len() as u64;
+                return Ok(());
+            }
+        }
+        // `number` on each request, with its common case (the device of the request before,
+        // blocks that fit) as one tight scan over the run of such requests, the state in locals.
+        let seen0 = self.seen;
+        let mut i = start;
+        while i < buf.len() {
+            if let (Some((id, d)), KeySpace::Blocks(_)) = (self.last, self.space) {
+                let limit = self.byte_limit;
+                for r in &mut buf[i..] {
+                    if r.device != id || !fits_below(limit, r) {
+                        break;
+                    }
+                    r.device = d;
+                    i += 1;
+                }
+                if i == buf.len() {
+                    break;
+                }
+            }
+            let seen = seen0 + (i - start) as u64 + 1;
+            self.seen = seen;
+            self.number_any(&mut buf[i], seen).map_err(|e| (i, e))?;
+            i += 1;
+        }
+        self.seen = seen0 + (buf.len() - start) as u64;
+        Ok(())
+    }
+
     fn error(&self, n: u64, field: &str, message: String) -> TraceError {
         TraceError::new(self.inner.path(), Location::Request(n), Some(field), message)
     }
@@ -219,32 +269,15 @@ impl<R: TraceReader> TraceReader for DenseDevices<R> {
 
     fn read_batch(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
         let start = buf.len();
-        let n = self.inner.read_batch(buf, max)?;
-        // `number` on each request, with its common case (the device of the request before,
-        // blocks that fit) as one tight scan over the run of such requests, the state in locals.
-        let seen0 = self.seen;
-        let mut i = start;
-        while i < buf.len() {
-            if let (Some((id, d)), KeySpace::Blocks(_)) = (self.last, self.space) {
-                let limit = self.byte_limit;
-                for r in &mut buf[i..] {
-                    if r.device != id || !fits_below(limit, r) {
-                        break;
-                    }
-                    r.device = d;
-                    i += 1;
-                }
-                if i == buf.len() {
-                    break;
-                }
-            }
-            let seen = seen0 + (i - start) as u64 + 1;
-            self.seen = seen;
-            self.number_any(&mut buf[i], seen)?;
-            i += 1;
+        // The requests the inner reader appended before an error of its own are numbered too,
+        // and on an error here only those before the refused request stay: the batch holds what
+        // a reader asked one request at a time would have returned.
+        let read = self.inner.read_batch(buf, max);
+        if let Err((at, e)) = self.number_batch(buf, start) {
+            buf.truncate(at);
+            return Err(e);
         }
-        self.seen = seen0 + (buf.len() - start) as u64;
-        Ok(n)
+        read
     }
 
     fn skipped(&self) -> u64 {
@@ -321,6 +354,64 @@ mod tests {
         assert!(e.to_string().contains("several devices"), "{e}");
         let ok = read_all(&mut DenseDevices::new(VecReader::new(vec![on(0, 7), on(65536, 7)]), &DeviceTable::new(), KeySpace::Offsets)).unwrap();
         assert_ne!(object_key(&ok[0]), object_key(&ok[1]));
+    }
+
+    /// Requests read through `DenseDevices` in batches of `size`: those returned, and the error.
+    fn batched(reqs: &[Request], space: KeySpace, size: usize) -> (Vec<Request>, Option<TraceError>) {
+        let mut r = DenseDevices::new(VecReader::new(reqs.to_vec()), &DeviceTable::new(), space);
+        let mut out = Vec::new();
+        loop {
+            match r.read_batch(&mut out, size) {
+                Ok(0) => return (out, None),
+                Ok(_) => {}
+                Err(e) => return (out, Some(e)),
+            }
+        }
+    }
+
+    #[test]
+    fn batches_are_numbered_and_refused_as_single_requests_are() {
+        // Runs of one device (whose batches take the whole-batch check) with offsets and
+        // lengths on both sides of half the keys' limit and up to its last block, a second
+        // device, then a request whose last byte is past the limit.
+        let limit = BLOCK_LIMIT * 4096;
+        let mut reqs = Vec::new();
+        for i in 0..60u64 {
+            let device = if i % 17 == 9 { 65543 } else { 7 };
+            let offset = match i % 5 {
+                0 => i * 4096,
+                1 => limit / 2 - 4096,
+                2 => limit / 2,
+                3 => limit - 4096,
+                _ => limit - 8192 + i,
+            };
+            let mut r = on(device, offset);
+            r.length = if i % 7 == 0 { 0 } else { 4096 };
+            reqs.push(r);
+        }
+        let mut past = on(7, limit - 100);
+        past.length = 200;
+        reqs.push(past);
+        reqs.push(on(7, 0));
+        for space in [KeySpace::Blocks(4096), KeySpace::Blocks(512)] {
+            // One request at a time.
+            let mut r = DenseDevices::new(VecReader::new(reqs.clone()), &DeviceTable::new(), space);
+            let mut want = Vec::new();
+            let want_err = loop {
+                match r.next_request() {
+                    Ok(Some(r)) => want.push(r),
+                    Ok(None) => panic!("a request past the limit is refused"),
+                    Err(e) => break e.to_string(),
+                }
+            };
+            for size in [1, 2, 3, 7, 16, 61, 1000] {
+                let (got, err) = batched(&reqs, space, size);
+                assert_eq!(got, want, "batches of {size}");
+                assert_eq!(err.expect("the same error").to_string(), want_err, "batches of {size}");
+            }
+        }
+        let (got, _) = batched(&reqs, KeySpace::Blocks(4096), 1000);
+        assert_eq!(got.iter().map(|r| r.device).collect::<Vec<_>>(), (0..60).map(|i| u32::from(i % 17 == 9)).collect::<Vec<_>>());
     }
 
     #[test]

@@ -292,16 +292,32 @@ pub const MAX_TIME_NS: u64 = 1 << 62;
 /// within 2^64, the length is at most [`MAX_REQUEST_BYTES`], the time at most [`MAX_TIME_NS`].
 #[inline(always)]
 pub fn check_request(r: Request) -> Result<Request, FieldError> {
+    if in_range(&r) {
+        Ok(r)
+    } else {
+        Err(range_error(&r))
+    }
+}
+
+/// Whether `r` passes [`check_request`] (the test alone, for the readers' loops, which build
+/// the error out of line).
+#[inline(always)]
+pub fn in_range(r: &Request) -> bool {
+    r.length <= MAX_REQUEST_BYTES && r.offset.checked_add(r.length).is_some() && r.time_ns <= MAX_TIME_NS
+}
+
+/// The error [`check_request`] gives a request out of range: its first field out of range.
+#[cold]
+#[inline(never)]
+fn range_error(r: &Request) -> FieldError {
     if r.length > MAX_REQUEST_BYTES {
-        return Err(FieldError::new("length", format!("{} bytes: longer than the 4 GiB a request may have (wrong unit?)", r.length)));
+        FieldError::new("length", format!("{} bytes: longer than the 4 GiB a request may have (wrong unit?)", r.length))
+    } else if r.offset.checked_add(r.length).is_none() {
+        FieldError::new("offset", format!("{} + {} bytes ends beyond 2^64", r.offset, r.length))
+    } else {
+        debug_assert!(r.time_ns > MAX_TIME_NS);
+        FieldError::new("time", format!("{} ns is beyond 2^62 ns (146 years)", r.time_ns))
     }
-    if r.offset.checked_add(r.length).is_none() {
-        return Err(FieldError::new("offset", format!("{} + {} bytes ends beyond 2^64", r.offset, r.length)));
-    }
-    if r.time_ns > MAX_TIME_NS {
-        return Err(FieldError::new("time", format!("{} ns is beyond 2^62 ns (146 years)", r.time_ns)));
-    }
-    Ok(r)
 }
 
 /// [`check_request`] on a decoded request, if any.
@@ -462,7 +478,7 @@ impl<P: LineParser> TraceReader for TextReader<P> {
                 while n < max {
                     match self.parser.parse_plain(&data[used..]) {
                         // A request out of range goes through `next`, which names its line.
-                        Some((r, len)) if check_request(r).is_ok() => {
+                        Some((r, len)) if in_range(&r) => {
                             buf.push(r);
                             used += len;
                             n += 1;
@@ -579,31 +595,41 @@ impl<D: RecordDecoder> RecordReader<D> {
                     return Err(partial_error(self.source.path(), self.record_no + 1, len as u64, D::SIZE));
                 }
             };
-            let mut used = 0;
+            // The records still wanted, decoded straight into the vector's spare room, with the
+            // count, the record number and the bytes used kept in locals (set once per run).
+            let take = (records.len() / D::SIZE).min(max - n);
+            let first_no = self.record_no;
+            let mut taken = take;
+            let mut written = 0;
+            let mut skipped = 0;
             let mut failure = None;
-            for rec in records.chunks_exact(D::SIZE) {
-                if n == max {
+            buf.reserve(take);
+            let slots = &mut buf.spare_capacity_mut()[..take];
+            for (i, rec) in records[..take * D::SIZE].chunks_exact(D::SIZE).enumerate() {
+                let e = match self.decoder.decode(rec, first_no + i as u64 + 1) {
+                    Ok(Some(r)) if in_range(&r) => {
+                        slots[written].write(r);
+                        written += 1;
+                        continue;
+                    }
+                    Ok(None) => continue,
+                    Ok(Some(r)) => range_error(&r),
+                    Err(e) => e,
+                };
+                if self.skip_invalid {
+                    skipped += 1;
+                } else {
+                    failure = Some(e);
+                    taken = i + 1;
                     break;
                 }
-                used += D::SIZE;
-                self.record_no += 1;
-                match checked(self.decoder.decode(rec, self.record_no)) {
-                    Ok(Some(r)) => {
-                        buf.push(r);
-                        n += 1;
-                    }
-                    Ok(None) => {}
-                    Err(e) if self.skip_invalid => {
-                        let _ = e;
-                        self.skipped += 1;
-                    }
-                    Err(e) => {
-                        failure = Some(e);
-                        break;
-                    }
-                }
             }
-            self.source.consume(used);
+            // SAFETY: the first `written` spare slots were initialised by the loop above.
+            unsafe { buf.set_len(buf.len() + written) };
+            n += written;
+            self.skipped += skipped;
+            self.record_no = first_no + taken as u64;
+            self.source.consume(taken * D::SIZE);
             if let Some(e) = failure {
                 return Err(self.fail(e));
             }

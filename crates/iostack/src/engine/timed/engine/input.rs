@@ -7,12 +7,22 @@ use super::*;
 impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Device + ?Sized> Engine<P, F, S, D> {
     // ----- trace input -----
 
+    /// The trace's next request (a copy of the batch's entry, see [`Engine::next_index`]).
     #[inline(always)]
     pub(super) fn next_request(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<Option<Request>> {
+        Ok(self.next_index(reader)?.map(|i| self.batch[i]))
+    }
+
+    /// Takes the trace's next request: its place in the batch, with its time made relative to
+    /// the first request's and never going back; `None` at the end of the trace. (The place,
+    /// not the request: the callers on the per-request path copy it once, where they use it,
+    /// rather than through this function's result.)
+    #[inline(always)]
+    pub(super) fn next_index(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<Option<usize>> {
         if self.batch_pos == self.batch_stop && !self.at_stop(reader)? {
             return Ok(None);
         }
-        let mut r = self.batch[self.batch_pos];
+        let i = self.batch_pos;
         self.batch_pos += 1;
         // Let the policy start loading the index cell some requests ahead and the entry a few
         // requests ahead, in two stages so neither stalls, and the entry's list neighbours (which
@@ -28,12 +38,14 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if let Some(&k) = keys.get(self.batch_pos) {
             self.policy.prefetch_neighbours(k);
         }
-        // Trace time relative to the first request, never going back.
-        let t0 = *self.t0.get_or_insert(r.time_ns);
-        let t = r.time_ns.saturating_sub(t0).max(self.last_trace_ns);
+        // Trace time relative to the first request, never going back (written into the batch:
+        // nothing reads a request's trace time once it is taken).
+        let raw = self.batch[i].time_ns;
+        let t0 = *self.t0.get_or_insert(raw);
+        let t = raw.saturating_sub(t0).max(self.last_trace_ns);
         self.last_trace_ns = t;
-        r.time_ns = t;
-        Ok(Some(r))
+        self.batch[i].time_ns = t;
+        Ok(Some(i))
     }
 
     /// The reader got to `batch_stop`: reads the next batch at the end of this one, and places
@@ -114,8 +126,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let pages = self.pages;
         let o = &mut self.order;
         let mut max_raw = o.max_raw_ns;
+        // (Resized, not cleared: every key is written below, so in steady state, batches of
+        // one size, nothing is zeroed first.)
         let keys = &mut self.batch_keys;
-        keys.clear();
         keys.resize(self.batch.len(), 0);
         let backwards = o.backwards;
         // Whether every request has the first one's pid (the bits that differ, or'ed).
@@ -311,7 +324,8 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         // p's next request: queued already, else the trace's next if it is p's, else what
         // `fill` finds (queueing the other processes' requests on the way).
         if self.procs[p as usize].queue.is_empty() {
-            if let Some(r) = self.next_request(reader)? {
+            if let Some(i) = self.next_index(reader)? {
+                let r = self.batch[i];
                 let q = self.proc_index(&r);
                 // (Reading may have placed an event of p's, which comes first.)
                 if q == p && self.procs[p as usize].queue.is_empty() {
