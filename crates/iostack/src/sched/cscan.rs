@@ -34,6 +34,10 @@ impl Scheduler for CScan {
     fn add(&mut self, req: IoRequest, _now_ns: u64) {
         self.queue.add(req);
     }
+    // Inlined into the engine's dispatch loop (the default stack's scheduler): returned from a
+    // call, the request is written to memory in pieces and read back whole at once, a load
+    // the CPU cannot forward from those stores.
+    #[inline(always)]
     fn dispatch(&mut self, _now_ns: u64) -> Option<IoRequest> {
         let id = self.queue.at_or_after(self.head.device, self.head.block).or_else(|| self.queue.lowest())?;
         let r = self.queue.remove(id);

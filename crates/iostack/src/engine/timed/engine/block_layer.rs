@@ -18,17 +18,18 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
         let max = self.s.resolved.max_request_blocks;
         let run = if write { &mut self.write_run } else { &mut self.read_run };
-        if let Some(r) = run {
+        if run.live {
+            let r = &mut run.req;
             if r.device == device && r.end() == block && r.cause == cause && r.pid == pid && r.blocks < max {
                 r.blocks += 1;
                 return;
             }
-        }
-        // The finished run reaches the scheduler before the new one is stored.
-        if let Some(r) = run.take() {
+            // The finished run reaches the scheduler before the new one is stored.
+            run.live = false;
+            let r = run.req;
             self.to_sched(r);
         }
-        let new = Some(IoRequest { op, device, block, blocks: 1, sync, cause, arrival_ns: self.now, pid });
+        let new = Run { req: IoRequest { op, device, block, blocks: 1, sync, cause, arrival_ns: self.now, pid }, live: true };
         if write {
             self.write_run = new;
         } else {
@@ -39,17 +40,21 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     /// Hands the runs being built to the scheduler.
     #[inline]
     pub(super) fn flush_runs(&mut self) {
-        if self.read_run.is_some() || self.write_run.is_some() {
+        if self.read_run.live || self.write_run.live {
             self.flush_runs_now();
         }
     }
 
     #[inline(never)]
     pub(super) fn flush_runs_now(&mut self) {
-        if let Some(r) = self.read_run.take() {
+        if self.read_run.live {
+            self.read_run.live = false;
+            let r = self.read_run.req;
             self.to_sched(r);
         }
-        if let Some(r) = self.write_run.take() {
+        if self.write_run.live {
+            self.write_run.live = false;
+            let r = self.write_run.req;
             self.to_sched(r);
         }
     }
@@ -66,9 +71,24 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         }
     }
 
+    /// A run leaves the page cache for the block stage or the scheduler. Inlined into its
+    /// callers, which have just built or taken the run: passed to a call, the request would
+    /// be written to the stack in pieces and read back whole, a load the CPU cannot forward
+    /// from those stores (a stall on every run).
+    #[inline(always)]
     pub(super) fn to_sched(&mut self, r: IoRequest) {
         self.c.cache.requests_out += 1;
         self.c.cache.blocks_out += r.blocks as u64;
+        if self.observe[Boundary::Cache as usize] || self.stage.is_some() {
+            self.to_sched_observed(r);
+        } else {
+            self.sched_add(r);
+        }
+    }
+
+    /// [`Self::to_sched`] with a cache-boundary observer or a block stage.
+    #[inline(never)]
+    pub(super) fn to_sched_observed(&mut self, r: IoRequest) {
         if self.observe[Boundary::Cache as usize] {
             let q = self.as_request(&r, self.now);
             self.notify(Boundary::Cache, &q);
@@ -87,6 +107,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         lane.sched_counts.requests_in += 1;
         lane.sched.add(r, self.now);
         lane.holds = true;
+        self.kick_due |= lane.in_device < self.s.queue_depth;
     }
 
     /// Offers `r` to the block stage and carries out what it decided.
@@ -159,13 +180,13 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     /// Hands requests to the device while it has room.
     #[inline]
     pub(super) fn kick(&mut self) {
-        // Nothing to hand over (the common case after a hit): no call at all.
-        if let [lane] = &self.lanes[..] {
-            if lane.holds && lane.in_device < self.s.queue_depth {
+        // Nothing to hand over (the common case after a hit): one test, no call.
+        if self.kick_due {
+            if self.lanes.len() == 1 {
                 self.dispatch_to_device(0);
+            } else {
+                self.kick_lanes();
             }
-        } else {
-            self.kick_lanes();
         }
     }
 
@@ -201,10 +222,11 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 sectors: r.blocks as u64 * self.sectors_per_block,
             };
             let lane = &mut self.lanes[l];
-            let service = if lane.layers.is_empty() {
-                let s = lane.device.service(&dreq, self.now);
-                self.device_served(l, &dreq, &s, r.pid);
-                s
+            // (The drive's answer stays where the call wrote it: moved to another local, it
+            // would be read back in wider loads than the call's stores, a stall.)
+            let direct = lane.layers.is_empty();
+            let service = if direct {
+                lane.device.service(&dreq, self.now)
             } else {
                 let mut device = DeviceRef(&mut *lane.device);
                 let mut below = Below { layers: &mut lane.layers[..], device: &mut device, seen: &mut self.seen };
@@ -216,6 +238,9 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
                 self.seen.clear();
                 s
             };
+            if direct {
+                self.device_served(l, &dreq, &service, r.pid);
+            }
             if let Some(stage) = self.stage.as_mut() {
                 stage.dispatched(&r, &service, self.now);
             }
@@ -226,9 +251,11 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             in_device += 1;
             self.push(service.finish_ns.max(self.now), Kind::Done, slot);
         }
+        let several = self.lanes.len() > 1;
         let lane = &mut self.lanes[l];
         lane.in_device = in_device;
         lane.holds = lane.sched.queued() > 0;
+        self.kick_due = several || (lane.holds && in_device < depth);
         if lane.holds && in_device < depth {
             if let Some(t) = lane.sched.wake_at() {
                 if lane.wake_armed.map_or(true, |a| a > t) {
@@ -300,6 +327,8 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         let l = self.lane_index(r.device);
         let lane = &mut self.lanes[l];
         lane.in_device -= 1;
+        // (Below the depth now: the lane can dispatch if it holds requests.)
+        self.kick_due |= lane.holds;
         lane.sched.completed(&r, self.now);
         self.charge_process(&r);
         if let Some(stage) = self.stage.as_mut() {

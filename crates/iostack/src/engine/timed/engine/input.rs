@@ -10,15 +10,24 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     /// The trace's next request (a copy of the batch's entry, see [`Engine::next_index`]).
     #[inline(always)]
     pub(super) fn next_request(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<Option<Request>> {
-        Ok(self.next_index(reader)?.map(|i| self.batch[i]))
+        Ok(self.next_index(reader)?.map(|(i, t)| self.taken(i, t)))
     }
 
-    /// Takes the trace's next request: its place in the batch, with its time made relative to
+    /// The request at place `i` of the batch, taken with trace time `t` (see
+    /// [`Engine::next_index`]).
+    #[inline(always)]
+    pub(super) fn taken(&self, i: usize, t: u64) -> Request {
+        Request { time_ns: t, ..self.batch[i] }
+    }
+
+    /// Takes the trace's next request: its place in the batch and its time, made relative to
     /// the first request's and never going back; `None` at the end of the trace. (The place,
     /// not the request: the callers on the per-request path copy it once, where they use it,
-    /// rather than through this function's result.)
+    /// rather than through this function's result. The batch keeps the raw time: writing the
+    /// new one there and then copying the request would read the 8-byte store back in a wider
+    /// load, which the CPU cannot forward, a stall on every request.)
     #[inline(always)]
-    pub(super) fn next_index(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<Option<usize>> {
+    pub(super) fn next_index(&mut self, reader: &mut dyn crate::trace::TraceReader) -> InputResult<Option<(usize, u64)>> {
         if self.batch_pos == self.batch_stop && !self.at_stop(reader)? {
             return Ok(None);
         }
@@ -38,14 +47,12 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         if let Some(&k) = keys.get(self.batch_pos) {
             self.policy.prefetch_neighbours(k);
         }
-        // Trace time relative to the first request, never going back (written into the batch:
-        // nothing reads a request's trace time once it is taken).
+        // Trace time relative to the first request, never going back.
         let raw = self.batch[i].time_ns;
         let t0 = *self.t0.get_or_insert(raw);
         let t = raw.saturating_sub(t0).max(self.last_trace_ns);
         self.last_trace_ns = t;
-        self.batch[i].time_ns = t;
-        Ok(Some(i))
+        Ok(Some((i, t)))
     }
 
     /// The reader got to `batch_stop`: reads the next batch at the end of this one, and places
@@ -324,8 +331,8 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         // p's next request: queued already, else the trace's next if it is p's, else what
         // `fill` finds (queueing the other processes' requests on the way).
         if self.procs[p as usize].queue.is_empty() {
-            if let Some(i) = self.next_index(reader)? {
-                let r = self.batch[i];
+            if let Some((i, t)) = self.next_index(reader)? {
+                let r = self.taken(i, t);
                 let q = self.proc_index(&r);
                 // (Reading may have placed an event of p's, which comes first.)
                 if q == p && self.procs[p as usize].queue.is_empty() {

@@ -155,6 +155,23 @@ struct Event {
     arg: u32,
 }
 
+/// A run of blocks leaving the page cache as one request, while it is built: the request,
+/// and whether there is one. (Not an `Option<IoRequest>`: taking that copies the request
+/// through the stack in pieces, with its tag in the request's padding, and reads it back
+/// whole, a load the CPU cannot forward from those stores.)
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    req: IoRequest,
+    live: bool,
+}
+
+impl Run {
+    const NONE: Run = Run {
+        req: IoRequest { op: Op::Read, device: 0, block: 0, blocks: 0, sync: false, cause: Cause::Demand, arrival_ns: 0, pid: 0 },
+        live: false,
+    };
+}
+
 /// Stores `x` in a free slot of `slab` (or a new one) and returns its index.
 #[inline]
 fn slab_put<T>(slab: &mut Vec<T>, free: &mut Vec<u32>, x: T) -> u32 {
@@ -307,6 +324,10 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     /// `u32::MAX` when `mapped`, else 0: a device number masked with it is its lane (no branch
     /// on the per-request path).
     lane_mask: u32,
+    /// Whether `kick` has anything to do: with one lane, whether it holds requests and its
+    /// device has room (set where either changes, so that the common case, nothing to
+    /// dispatch, tests one flag); with several, always (`kick_lanes` looks at each).
+    kick_due: bool,
     /// The trace's device ids behind the dense numbers the engine sees, for messages.
     device_ids: Option<crate::trace::devices::DeviceTable>,
     /// The block-layer stage between the page cache and the scheduler, if any.
@@ -367,8 +388,9 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     flush_armed: bool,
     fetch_buf: Vec<Fetch>,
     seen: Vec<(DeviceRequest, Service)>,
-    read_run: Option<IoRequest>,
-    write_run: Option<IoRequest>,
+    /// The read and the write run being built.
+    read_run: Run,
+    write_run: Run,
     /// Blocks the flusher writes back, with the process that dirtied each.
     flush_buf: Vec<(Key, u32)>,
     /// Side evictions drained from the policy (reused: no allocation in steady state).
@@ -480,6 +502,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
     pub(crate) fn new(s: EngineSettings, policy: Box<P>, prefetcher: Box<F>, lanes: Vec<Lane<S, D>>) -> Self {
         assert!(!lanes.is_empty(), "an engine needs a device");
         let mapped = lanes.iter().any(|l| l.id.is_some());
+        let several = lanes.len() > 1;
         assert!(!mapped || lanes.iter().enumerate().all(|(i, l)| l.id == Some(i as u32)), "lane i serves device number i");
         Engine {
             sectors_per_block: s.page_size / SECTOR,
@@ -493,6 +516,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             lanes,
             mapped,
             lane_mask: if mapped { u32::MAX } else { 0 },
+            kick_due: several,
             device_ids: None,
             stage: None,
             stage_out: StageActions::default(),
@@ -527,8 +551,8 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             flush_armed: false,
             fetch_buf: Vec::new(),
             seen: Vec::new(),
-            read_run: None,
-            write_run: None,
+            read_run: Run::NONE,
+            write_run: Run::NONE,
             flush_buf: Vec::new(),
             side_buf: Vec::new(),
             next_set: 0,
