@@ -4,8 +4,9 @@
 //!
 //! All reads are of 8 KiB blocks (the paper's block size, l.209), one block per request, by one
 //! process (`pid`, default 1) on one device (`device`, default 0); requests arrive at the common
-//! inter-arrival time (the CPU time between file accesses). Files are contiguous on the device,
-//! each application in its own region (so that workloads can be merged into pairs with
+//! inter-arrival time (the CPU time between file accesses). Files are contiguous on the device
+//! (`fs=contig`; cs2, cs3 and gli also take `fs=ffs`, a Berkeley fast file system's layout with
+//! the defaults of the paper's time, [`ffs_allocate`]), each application in its own region (so that workloads can be merged into pairs with
 //! different pids) with its own range of file ids. Seeded and deterministic.
 //!
 //! - `acfs-cs1` (cscope symbol queries): `queries` (8) sequential reads of one database file of
@@ -14,7 +15,10 @@
 //!   database once per query.
 //! - `acfs-cs2`, `acfs-cs3` (cscope text searches): `patterns` (4) passes over every source file,
 //!   in one fixed order (`cscope.files`), 18 MB (cs2) or 10 MB (cs3) of files of 1 to 6 blocks.
-//!   Hints: MRU; the file list is the files in pass order (cut at 5,000 entries).
+//!   Hints: MRU; the file list is the files in pass order (cut at 5,000 entries). The list
+//!   order is unrelated to the layout, or, with `dir_files` N > 0, that of a directory walk on
+//!   a fast file system: N files at a time lie one after another in list order, each such
+//!   directory somewhere in the region (`directory_layout`).
 //! - `acfs-din` (dinero): `passes` (9, J7) sequential reads of an 8 MB trace file. Hints: MRU;
 //!   the file list is the trace once per pass.
 //! - `acfs-gli` (glimpse): `queries` (5), each reading 2 MB of index files whole, then the data
@@ -31,6 +35,8 @@
 //!   blocks in 5 directories: MakeDir writes the directory blocks, Copy reads each file and
 //!   writes its copy, ScanDir reads every i-node block, ReadAll reads every copy, Make reads the
 //!   copies and writes an object file for each. No hints.
+
+use std::collections::HashMap;
 
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -63,10 +69,10 @@ macro_rules! info {
 }
 
 pub const CS1: GeneratorInfo = info!("acfs-cs1", "ACFS cscope symbol queries: one database file read sequentially per query (MRU hints)", ["queries": "queries (8)", "db_mb": "database size in MB (9)"]);
-pub const CS2: GeneratorInfo = info!("acfs-cs2", "ACFS cscope text searches over 18 MB of source files in list order (MRU, file-list hints)", ["patterns": "passes (4)", "mb": "source size in MB (18)"]);
-pub const CS3: GeneratorInfo = info!("acfs-cs3", "ACFS cscope text searches over 10 MB of source files (MRU, file-list hints)", ["patterns": "passes (4)", "mb": "source size in MB (10)"]);
+pub const CS2: GeneratorInfo = info!("acfs-cs2", "ACFS cscope text searches over 18 MB of source files in list order (MRU, file-list hints)", ["patterns": "passes (4)", "mb": "source size in MB (18)", "dir_files": "files per directory laid out in list order (0: list order unrelated to the layout)", "fs": "file system layout: contig (default) or ffs (4.3BSD fast file system defaults, a file's blocks every other block)"]);
+pub const CS3: GeneratorInfo = info!("acfs-cs3", "ACFS cscope text searches over 10 MB of source files (MRU, file-list hints)", ["patterns": "passes (4)", "mb": "source size in MB (10)", "dir_files": "files per directory laid out in list order (0: list order unrelated to the layout)", "fs": "file system layout: ffs (4.3BSD fast file system defaults, blocks of a file every other block) or contig"]);
 pub const DIN: GeneratorInfo = info!("acfs-din", "ACFS dinero: an 8 MB trace file read sequentially per simulation (MRU, file-list hints)", ["passes": "passes (9)", "mb": "trace size in MB (8)"]);
-pub const GLI: GeneratorInfo = info!("acfs-gli", "ACFS glimpse: index files then hit data files per query (index priority 1, MRU)", ["queries": "queries (5)", "hit_share": "share of data files a query reads (0.3)"]);
+pub const GLI: GeneratorInfo = info!("acfs-gli", "ACFS glimpse: index files then hit data files per query (index priority 1, MRU)", ["queries": "queries (5)", "hit_share": "share of data files a query reads (0.3)", "fs": "file system layout: ffs (4.3BSD fast file system defaults, blocks of a file every other block) or contig"]);
 pub const PSEL1: GeneratorInfo = info!("acfs-psel1", "ACFS postgres 1% selection through a B+-tree (block-list hints)", ["queries": "times the query runs (1)"]);
 pub const PSEL2: GeneratorInfo = info!("acfs-psel2", "ACFS postgres 2% selection through a B+-tree (block-list hints)", ["queries": "times the query runs (1)"]);
 pub const ANDREW: GeneratorInfo = info!("acfs-andrew", "Andrew benchmark: directories, copies, stats, reads, compiles with writes (oblivious)", ["files": "source files (70)"]);
@@ -79,6 +85,9 @@ struct Out {
     arrival: Arrival,
     rng: Pcg64Mcg,
     clock: f64,
+    /// Where a file's blocks lie when the file system does not lay them one after another
+    /// (`fs=ffs`): file id to the device block of each file block.
+    placed: HashMap<u64, Vec<u64>>,
 }
 
 /// A file on the device: id, first block, blocks.
@@ -104,7 +113,7 @@ impl Out {
         };
         self.reqs.push(Request {
             time_ns,
-            offset: (f.first + b) * BLOCK,
+            offset: self.placed.get(&f.id).map_or(f.first + b, |at| at[b as usize]) * BLOCK,
             length: BLOCK,
             pid: self.pid,
             device: self.device,
@@ -150,6 +159,96 @@ fn small_files(rng: &mut Pcg64Mcg, total: u64) -> Vec<u64> {
     sizes
 }
 
+/// The rotational gap, in blocks, that a Berkeley fast file system leaves between two blocks of
+/// a file: with `maxcontig` 1 every block after a file's first is placed `rotdelay` after the
+/// previous one, rounded up to a whole block (`blkpref` in 4.3BSD's `ufs_alloc.c`; newfs's
+/// defaults `ROTDELAY` 4 ms and `MAXCONTIG` 1 in 4.3BSD-Reno's `newfs.c`, whose comment says
+/// why: "UNIX drivers are not capable of scheduling multi-block transfers"). On the RZ56
+/// (3,600 rpm, 54 sectors of 512 bytes per track; 61 in `hdd:rz56`, which takes the paper's
+/// 1.875 MB/s as its media rate), 4 ms is 4 x 60 x 54 / (2 x 1000) = 6.5 fragments of 1 KiB
+/// (7.3 with 61 sectors), rounded up to one 8 KiB block.
+const FFS_GAP_BLOCKS: u64 = 1;
+
+/// Places `files` (in the order they were created) as a fast file system with the defaults of
+/// the paper's time allocates them in one cylinder group starting at `region`'s first block:
+/// a file's first block at the first free block from the group's start (`blkpref` asks for
+/// the group's first data block, and the allocator takes the first free one after it), each
+/// later block at the first free block at least [`FFS_GAP_BLOCKS`] after the previous one. So
+/// the blocks of a file lie every other block, and files created one after another fill each
+/// other's gaps. A simplification: the allocator's search of the same cylinder for a block
+/// at a good rotational position is the next free block here. Records the placement in
+/// `placed`. `groups` are the directories: each one's files, created in their order from the
+/// group's first block on (a directory's files go to its cylinder group); all in `region`.
+fn ffs_allocate(placed: &mut HashMap<u64, Vec<u64>>, region: u64, groups: &[Vec<File>]) {
+    let start = region << 20;
+    let mut used: Vec<bool> = Vec::new();
+    let mut take = |from: u64| -> u64 {
+        let mut i = from as usize;
+        loop {
+            if i >= used.len() {
+                used.resize(i + 64, false);
+            }
+            if !used[i] {
+                used[i] = true;
+                return i as u64;
+            }
+            i += 1;
+        }
+    };
+    for group in groups {
+        let group_start = group.iter().map(|f| f.first).min().unwrap_or(start) - start;
+        for f in group {
+            let mut at = Vec::with_capacity(f.blocks as usize);
+            let mut pref = group_start;
+            for _ in 0..f.blocks {
+                let b = take(pref);
+                at.push(start + b);
+                pref = b + 1 + FFS_GAP_BLOCKS;
+            }
+            placed.insert(f.id, at);
+        }
+    }
+}
+
+/// The file system a generator lays its files out with (`fs`): `ffs` ([`ffs_allocate`]) or
+/// `contig` (each file's blocks one after another, files one after another).
+fn ffs_param(p: &mut GenParams, default: &str) -> Result<bool, ConfigError> {
+    match p.text("fs").as_deref().unwrap_or(default) {
+        "ffs" => Ok(true),
+        "contig" => Ok(false),
+        other => Err(p.error("fs", format!("`{other}` is not a file system layout (ffs, contig)"))),
+    }
+}
+
+/// Source files of `sizes` blocks in directories of `per_dir` files, as a directory walk
+/// (`find`, which makes `cscope.files`) lists them on a Berkeley fast file system: the files of
+/// one directory, in the walk's order, lie one after another in its cylinder group, since the
+/// file system allocates a directory's files there in the order they were created and the walk
+/// reads its entries in that order (McKusick, Joy, Leffler, Fabry, "A Fast File System for
+/// UNIX", ACM TOCS 2(3), 1984, §4); the directories lie in the region in an order unrelated to
+/// the walk's. Returns the files in walk order, ids `first_id`.. in that order.
+fn directory_layout(rng: &mut Pcg64Mcg, region: u64, first_id: u64, sizes: &[u64], per_dir: usize) -> Vec<File> {
+    let dirs: Vec<&[u64]> = sizes.chunks(per_dir).collect();
+    let mut place: Vec<usize> = (0..dirs.len()).collect();
+    place.shuffle(rng);
+    // Each directory's first block, directories packed in `place` order.
+    let mut first = vec![0; dirs.len()];
+    let mut at = region << 20;
+    for &d in &place {
+        first[d] = at;
+        at += dirs[d].iter().sum::<u64>();
+    }
+    let mut files = Vec::with_capacity(sizes.len());
+    for (d, dir) in dirs.iter().enumerate() {
+        let mut at = first[d];
+        for &blocks in *dir {
+            files.push(File { id: first_id + files.len() as u64, first: at, blocks });
+            at += blocks;
+        }
+    }
+    files
+}
+
 fn process(pid: u32, policy: LevelPolicy) -> ProcessHints {
     ProcessHints {
         pid,
@@ -168,6 +267,7 @@ const MAX_COUNT: u64 = 100;
 const MIN_MB: f64 = 0.01;
 const MAX_MB: f64 = 1024.0;
 const MAX_ANDREW_FILES: u64 = 10_000;
+const MAX_DIR_FILES: u64 = 100_000;
 const MAX_DEVICE: u64 = 65_535;
 
 fn positive(p: &mut GenParams, key: &str, default: u64) -> Result<u64, ConfigError> {
@@ -183,7 +283,7 @@ pub fn generate(name: &str, common: &Common, p: &mut GenParams) -> Result<(Vec<R
     let pid = p.u64_in("pid", 1, 0, u32::MAX as u64)? as u32;
     let device = p.u64_in("device", 0, 0, MAX_DEVICE)? as u32;
     let mut rng = Pcg64Mcg::seed_from_u64(common.seed);
-    let mut out = Out { reqs: Vec::new(), pid, device, arrival: common.arrival, rng: Pcg64Mcg::seed_from_u64(common.seed ^ 0x5eed), clock: 0.0 };
+    let mut out = Out { reqs: Vec::new(), pid, device, arrival: common.arrival, rng: Pcg64Mcg::seed_from_u64(common.seed ^ 0x5eed), clock: 0.0, placed: HashMap::new() };
     let mut h = process(pid, LevelPolicy::Mru);
     let mut managed = true;
     match name {
@@ -198,11 +298,24 @@ pub fn generate(name: &str, common: &Common, p: &mut GenParams) -> Result<(Vec<R
         "acfs-cs2" | "acfs-cs3" => {
             let patterns = positive(p, "patterns", 4)?;
             let mb = megabytes(p, "mb", if name == "acfs-cs2" { 18.0 } else { 10.0 })?;
+            let dir_files = p.u64_in("dir_files", 0, 0, MAX_DIR_FILES)? as usize;
             let (region, base) = if name == "acfs-cs2" { (2, 2000) } else { (3, 20000) };
-            let files = lay_out(region, base, &small_files(&mut rng, mb_blocks(mb)));
-            // cscope.files order: the directory walk's, not the layout's.
-            let mut order = files.clone();
-            order.shuffle(&mut rng);
+            let sizes = small_files(&mut rng, mb_blocks(mb));
+            let ffs = ffs_param(p, "contig")?;
+            let order = if dir_files == 0 {
+                // cscope.files order: the directory walk's, unrelated to the layout.
+                let mut order = lay_out(region, base, &sizes);
+                order.shuffle(&mut rng);
+                order
+            } else {
+                directory_layout(&mut rng, region, base, &sizes, dir_files)
+            };
+            if ffs {
+                // The tree was written in the walk's order (unpacked from an archive the
+                // walk made), each directory's files from its first block on.
+                let dirs: Vec<Vec<File>> = if dir_files == 0 { vec![order.clone()] } else { order.chunks(dir_files).map(|c| c.to_vec()).collect() };
+                ffs_allocate(&mut out.placed, region, &dirs);
+            }
             for _ in 0..patterns {
                 for &f in &order {
                     out.read_whole(f);
@@ -226,6 +339,11 @@ pub fn generate(name: &str, common: &Common, p: &mut GenParams) -> Result<(Vec<R
             }
             let index = lay_out(5, 5000, &[mb_blocks(2.0) / 4; 4]);
             let data = lay_out(6, 6000, &vec![4; (mb_blocks(40.0) / 4) as usize]);
+            if ffs_param(p, "contig")? {
+                // Index and data files each written in file order.
+                ffs_allocate(&mut out.placed, 5, &[index.clone()]);
+                ffs_allocate(&mut out.placed, 6, &[data.clone()]);
+            }
             for f in &index {
                 h.files.insert(f.id, 1);
             }
@@ -406,5 +524,66 @@ mod tests {
         assert!(gli.iter().all(|r| r.pid == 3));
         assert_eq!(h.processes[0].files.values().copied().collect::<Vec<_>>(), vec![1; 4]);
         assert!(generate("acfs-cs1", &Common::default(), &mut GenParams::parse("acfs-cs1", "queries=0").unwrap()).is_err());
+    }
+
+    #[test]
+    fn directory_layout_keeps_list_order_within_a_directory() {
+        // One pass: the first read of each file, in list order.
+        let firsts = |reqs: &[Request]| reqs.iter().filter(|r| r.file.unwrap().offset == 0).map(|r| (r.offset / BLOCK, r.file.unwrap().size.unwrap() / BLOCK)).collect::<Vec<_>>();
+        let (reqs, h) = gen("acfs-cs3", "patterns=1,dir_files=10,fs=contig");
+        let files = firsts(&reqs);
+        assert_eq!(files.len(), h.processes[0].file_list.len());
+        for dir in files.chunks(10) {
+            assert!(dir.windows(2).all(|w| w[1].0 == w[0].0 + w[0].1), "{dir:?}");
+        }
+        // The directories are not all in list order, and the whole region is used once.
+        assert!(files.chunks(10).collect::<Vec<_>>().windows(2).any(|w| w[1][0].0 < w[0][0].0));
+        let mut starts: Vec<_> = files.clone();
+        starts.sort();
+        assert!(starts.windows(2).all(|w| w[1].0 == w[0].0 + w[0].1));
+        // Without directories the list order is unrelated to the layout.
+        let (reqs, _) = gen("acfs-cs3", "patterns=1,fs=contig");
+        let files = firsts(&reqs);
+        assert!(files.windows(2).filter(|w| w[1].0 == w[0].0 + w[0].1).count() < files.len() / 10);
+        assert!(generate("acfs-cs3", &Common::default(), &mut GenParams::parse("acfs-cs3", "dir_files=100001").unwrap()).is_err());
+    }
+
+    #[test]
+    fn ffs_places_a_files_blocks_every_other_block_and_fills_the_gaps() {
+        for name in ["acfs-cs3", "acfs-gli"] {
+            let (reqs, _) = gen(name, "fs=ffs");
+            let mut by_file: HashMap<u64, Vec<u64>> = HashMap::new();
+            for r in &reqs {
+                let f = r.file.unwrap();
+                let at = by_file.entry(f.id).or_default();
+                if at.len() as u64 == f.offset / BLOCK {
+                    at.push(r.offset / BLOCK);
+                }
+            }
+            // Each later block at least the gap after the one before it.
+            for at in by_file.values() {
+                assert!(at.windows(2).all(|w| w[1] >= w[0] + 1 + FFS_GAP_BLOCKS), "{name}: {at:?}");
+            }
+            // No block holds two file blocks, and the gaps are filled: the first file of a
+            // region starts at its first block and few blocks stay free (cs3 reads every file;
+            // gli only some of its data files).
+            let mut all: Vec<u64> = by_file.values().flatten().copied().collect();
+            all.sort();
+            let n = all.len();
+            all.dedup();
+            assert_eq!(all.len(), n, "{name}");
+            let regions: std::collections::BTreeSet<u64> = all.iter().map(|b| b >> 20).collect();
+            for reg in regions.into_iter().filter(|_| name == "acfs-cs3") {
+                let inside: Vec<u64> = all.iter().copied().filter(|b| b >> 20 == reg).collect();
+                assert_eq!(inside[0], reg << 20, "{name}");
+                let span = inside[inside.len() - 1] - inside[0] + 1;
+                assert!(span - (inside.len() as u64) < 8, "{name}: {} blocks over {span}", inside.len());
+            }
+        }
+        let (contig, _) = gen("acfs-cs3", "fs=contig");
+        let (ffs, _) = gen("acfs-cs3", "fs=ffs");
+        assert_eq!(contig.len(), ffs.len());
+        assert_eq!(gen("acfs-cs3", "").0, contig);
+        assert!(generate("acfs-cs3", &Common::default(), &mut GenParams::parse("acfs-cs3", "fs=ext2").unwrap()).is_err());
     }
 }
