@@ -3,7 +3,10 @@
 //!
 //! [`AccuracyStage`] is a block-layer stage that passes every request on unchanged and gives the
 //! virtual disk a copy of each (pid, type, blocks, sync flag) as it enters the real scheduler
-//! (l.99). When the real device serves a request, its service time (hand-over to completion, as in
+//! (l.99). A read's copy also carries how many reads of its process were outstanding at the real
+//! disk when it was issued, counted from the copies and the real completions (the virtual disk's
+//! rule R5: "whether a request was issued when the previous one was complete or not", l.91).
+//! When the real device serves a request, its service time (hand-over to completion, as in
 //! training) updates the virtual disk's table in the cell of its size and its distance from the
 //! previous request the real disk served (l.83); the update is applied when the real request
 //! completes, so the virtual disk never uses a time the kernel could not know yet.
@@ -22,6 +25,8 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+
+use rustc_hash::FxHashMap as HashMap;
 
 use super::virtual_disk::{PartMatcher, VirtualDisk, VirtualRequest};
 use crate::blk::redcap::{Partial, Redcap, RedcapConfig};
@@ -100,13 +105,18 @@ struct Inner {
     page_bytes: u64,
     window: u64,
     next_id: u64,
-    real: PartMatcher<u64>,
+    /// Copies not yet dispatched by the real disk: (id, pid).
+    real: PartMatcher<(u64, u32)>,
+    /// Reads of each process outstanding at the real disk (R5 of the virtual disk).
+    real_reads: HashMap<u32, u32>,
+    /// Real requests dispatched and not completed, with the processes of their reads.
+    real_in_flight: VecDeque<(Op, u64, u32, Vec<u32>)>,
     /// Real requests dispatched and not completed, with their table update.
     feed: RealFeed,
     /// Per window: VD and RD I/O time, ns.
     sums: Vec<(f64, f64)>,
     /// Scratch for the parts of a dispatched request, and for the virtual disk's completions.
-    parts: Vec<(u32, u64)>,
+    parts: Vec<(u32, (u64, u32))>,
     done: Vec<super::virtual_disk::VirtualCompletion>,
 }
 
@@ -128,8 +138,13 @@ impl Inner {
         if self.sums.len() as u64 <= id / self.window {
             self.sums.push((0.0, 0.0));
         }
-        self.real.add(req.op, req.block, req.blocks, id);
-        self.vd.submit(VirtualRequest { id, pid: req.pid, op: req.op, block: req.block, blocks: req.blocks, sync: req.sync && req.op != Op::Write }, now_ns);
+        self.real.add(req.op, req.block, req.blocks, (id, req.pid));
+        let issued_behind = (req.op != Op::Write).then(|| {
+            let n = self.real_reads.entry(req.pid).or_default();
+            *n += 1;
+            *n - 1
+        });
+        self.vd.submit(VirtualRequest { id, pid: req.pid, op: req.op, block: req.block, blocks: req.blocks, sync: req.sync && req.op != Op::Write, issued_behind }, now_ns);
         self.collect_vd();
     }
 
@@ -167,6 +182,8 @@ impl AccuracyStage {
             window: window.max(1),
             next_id: 0,
             real: PartMatcher::default(),
+            real_reads: HashMap::default(),
+            real_in_flight: VecDeque::new(),
             feed: RealFeed::default(),
             sums: Vec::new(),
             parts: Vec::new(),
@@ -255,8 +272,12 @@ impl BlockStage for AccuracyStage {
         g.real.take_into(req.op, req.block, req.blocks, &mut g.parts);
         let total: u64 = g.parts.iter().map(|(n, _)| *n as u64).sum::<u64>().max(1);
         for i in 0..g.parts.len() {
-            let (n, id) = g.parts[i];
+            let (n, (id, _)) = g.parts[i];
             g.add(id, false, io as f64 * n as f64 / total as f64);
+        }
+        if req.op != Op::Write {
+            let pids = g.parts.iter().map(|&(_, (_, pid))| pid).collect();
+            g.real_in_flight.push_back((req.op, req.block, req.blocks, pids));
         }
     }
 
@@ -271,6 +292,15 @@ impl BlockStage for AccuracyStage {
         g.collect_vd();
         let g = &mut *g;
         g.feed.completed(req, g.vd.table_mut(), g.page_bytes);
+        if req.op != Op::Write {
+            if let Some(i) = g.real_in_flight.iter().position(|u| (u.0, u.1, u.2) == (req.op, req.block, req.blocks)) {
+                for pid in g.real_in_flight.remove(i).expect("in range").3 {
+                    if let Some(n) = g.real_reads.get_mut(&pid) {
+                        *n = n.saturating_sub(1);
+                    }
+                }
+            }
+        }
     }
 
     fn report(&self) -> serde_json::Value {

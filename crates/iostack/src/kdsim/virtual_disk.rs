@@ -18,7 +18,18 @@
 //!   waiting queue;
 //! - R4: the first request of a new process moves only after the last request its parent issued
 //!   before creating it has been served; a parent that waits for its child has none of its new
-//!   requests moved until the child exits.
+//!   requests moved until the child exits;
+//! - R5: a read that its process issued when all but `n` of its earlier reads had completed at
+//!   the real disk moves only when at most `n` reads of the process are unserved ahead of it
+//!   here (in the process queue, or passed over in the waiting queue). The paper's virtual disk
+//!   "should know ... whether a request was issued when the previous one was complete or not"
+//!   (l.91); R2 and R3 say it for demand reads only. A sequential reader's readahead reads are
+//!   asynchronous, but each is issued when the process reaches the pages of the one before, i.e.
+//!   after that one completed: without R5 a virtual disk behind the real one takes in a whole
+//!   backlog of them at once, which CFQ sees as a process with requests queued and long think
+//!   times (measured from its last completion here), and it drops the process's idle window
+//!   where the real CFQ keeps it (`docs/reproductions.md`, KDSim Table 1). A feed that does not
+//!   know the real disk's state gives no `n`, and R5 does not apply.
 //!
 //! The rules are evaluated whenever a request arrives or completes, scanning the waiting queue in
 //! arrival order; a blocked request does not block later eligible ones, and the requests moved keep
@@ -64,6 +75,11 @@ pub struct VirtualRequest {
     pub blocks: u32,
     /// A process waits for it (a demand read).
     pub sync: bool,
+    /// Reads of its process outstanding at the real disk (in its scheduler or in service) when
+    /// this one was issued, for a read; `None` when the feed does not know. A read issued when
+    /// its process's earlier reads had completed but `n` (later) ones had not moves on the
+    /// virtual disk only when the process has at most `n` reads unserved there (R5 below).
+    pub issued_behind: Option<u32>,
 }
 
 /// A virtual request served.
@@ -102,6 +118,9 @@ struct ProcWaiting {
     items: VecDeque<Pending>,
     /// Writes among `items` (a write may move past a blocked read).
     writes: usize,
+    /// The largest `issued_behind` among the reads pushed (a scan past a read that waits for
+    /// more of its process's reads to be served than this can move only writes).
+    max_behind: u32,
 }
 
 /// Process-tree state for R4.
@@ -109,6 +128,8 @@ struct ProcWaiting {
 struct ProcState {
     /// Sync reads of this process in the process queue (scheduler or service).
     sync_in_flight: u32,
+    /// Reads of this process in the process queue.
+    reads_queued: u32,
     /// Reads of this process the virtual disk has not served yet (shared, waiting or process
     /// queue): an exit takes effect once they are served.
     reads_unserved: u32,
@@ -427,6 +448,9 @@ impl VirtualDisk {
         for p in self.shared.drain(..) {
             let q = self.waiting.entry(p.req.pid).or_default();
             q.writes += (p.req.op == Op::Write) as usize;
+            if p.req.op != Op::Write {
+                q.max_behind = q.max_behind.max(p.req.issued_behind.unwrap_or(u32::MAX));
+            }
             q.items.push_back(p);
             self.waiting_len += 1;
             self.dirty.push(p.req.pid);
@@ -453,16 +477,20 @@ impl VirtualDisk {
             // from then on only writes move (R2, R3).
             let mut sync_ahead = false;
             let mut writes_left = q.writes;
+            // R5: the process's reads unserved ahead of the one scanned (process queue, and
+            // passed over in the waiting queue).
+            let mut reads_ahead = st.reads_queued;
             let mut i = 0;
             while i < q.items.len() {
-                if (sync_ahead && writes_left == 0) || q.items[i].serial >= held_from {
+                if ((sync_ahead || reads_ahead > q.max_behind) && writes_left == 0) || q.items[i].serial >= held_from {
                     break;
                 }
                 let r = q.items[i].req;
+                let behind_ok = r.issued_behind.map_or(true, |n| reads_ahead <= n);
                 let eligible = match (r.op, r.sync) {
                     (Op::Write, _) => true,
-                    (_, true) => !sync_ahead && st.sync_in_flight == 0,
-                    (_, false) => !sync_ahead,
+                    (_, true) => !sync_ahead && st.sync_in_flight == 0 && behind_ok,
+                    (_, false) => !sync_ahead && behind_ok,
                 };
                 if r.op == Op::Write {
                     writes_left -= 1;
@@ -471,12 +499,15 @@ impl VirtualDisk {
                     let p = q.items.remove(i).expect("in range");
                     if r.op == Op::Write {
                         q.writes -= 1;
-                    } else if r.sync {
-                        st.sync_in_flight += 1;
+                    } else {
+                        st.sync_in_flight += r.sync as u32;
+                        st.reads_queued += 1;
+                        reads_ahead += 1;
                     }
                     moved.push(p);
                 } else {
                     sync_ahead |= r.op != Op::Write && r.sync;
+                    reads_ahead += (r.op != Op::Write) as u32;
                     i += 1;
                 }
             }
@@ -547,14 +578,14 @@ impl VirtualDisk {
             if p.req.op != Op::Write {
                 if let Some(st) = self.procs.get_mut(&p.req.pid) {
                     st.sync_in_flight -= p.req.sync as u32;
+                    st.reads_queued -= 1;
                     st.reads_unserved -= 1;
                     if st.exit_pending && st.reads_unserved == 0 {
                         exits.push(p.req.pid);
                     }
                 }
-                if p.req.sync {
-                    self.dirty.push(p.req.pid);
-                }
+                // R2 and R5 look at the reads in the process queue.
+                self.dirty.push(p.req.pid);
             }
             self.completed.push(VirtualCompletion {
                 id: p.req.id,
@@ -629,7 +660,7 @@ mod tests {
     }
 
     fn read(id: u64, pid: u32, block: u64, sync: bool) -> VirtualRequest {
-        VirtualRequest { id, pid, op: Op::Read, block, blocks: 1, sync }
+        VirtualRequest { id, pid, op: Op::Read, block, blocks: 1, sync, issued_behind: None }
     }
 
     fn done(vd: &mut VirtualDisk) -> Vec<(u64, u64, u64)> {
@@ -651,7 +682,7 @@ mod tests {
         vd.submit(read(0, 1, 0, true), 0);
         // Far apart so that nothing merges; all writes queued at once behind the read.
         for i in 1..4 {
-            vd.submit(VirtualRequest { id: i, pid: 1, op: Op::Write, block: 100 * i, blocks: 1, sync: false }, 0);
+            vd.submit(VirtualRequest { id: i, pid: 1, op: Op::Write, block: 100 * i, blocks: 1, sync: false, issued_behind: None }, 0);
         }
         vd.drain();
         assert_eq!(done(&mut vd), vec![(0, 0, MS), (1, 0, 2 * MS), (2, 0, 3 * MS), (3, 0, 4 * MS)]);
@@ -733,7 +764,7 @@ mod tests {
         vd.submit(read(0, 1, 0, true), 0);
         vd.fork(1, 8, false);
         vd.submit(read(1, 8, 100, false), 0);
-        vd.submit(VirtualRequest { id: 2, pid: 8, op: Op::Write, block: 300, blocks: 1, sync: false }, 0);
+        vd.submit(VirtualRequest { id: 2, pid: 8, op: Op::Write, block: 300, blocks: 1, sync: false, issued_behind: None }, 0);
         vd.submit(read(3, 8, 200, false), 0);
         assert_eq!(waiting_ids(&vd), vec![1, 2, 3], "every request of the child waits for the parent's request 0");
         // The parent did not wait: its next request moves at once (R2: after its sync read 0).
@@ -789,6 +820,33 @@ mod tests {
         assert!(waiting_ids(&vd).is_empty());
     }
 
+    /// R5: a read issued when all but `n` of its process's earlier reads had completed at the
+    /// real disk waits until at most `n` are unserved here; a feed that does not know gives no
+    /// `n` and the read moves by R3 alone. Writes are not held (R1).
+    #[test]
+    fn r5_a_read_issued_after_earlier_ones_completed_waits_for_them_here() {
+        let run = |known: bool| {
+            let mut vd = disk(1);
+            let behind = |n: u32| known.then_some(n);
+            vd.submit(read(0, 2, 900, false), 0);
+            // A readahead pipeline: A, then B while A is outstanding, then C once both completed
+            // (in the real system); here all three arrive while the disk is busy with request 0.
+            vd.submit(VirtualRequest { issued_behind: behind(0), ..read(1, 1, 0, false) }, 0);
+            vd.submit(VirtualRequest { issued_behind: behind(1), ..read(2, 1, 50, false) }, 0);
+            vd.submit(VirtualRequest { issued_behind: behind(0), ..read(3, 1, 100, false) }, 0);
+            vd.submit(VirtualRequest { id: 4, pid: 1, op: Op::Write, block: 300, blocks: 1, sync: false, issued_behind: None }, 0);
+            let waiting = waiting_ids(&vd);
+            vd.drain();
+            (waiting, done(&mut vd))
+        };
+        let (waiting, c) = run(true);
+        assert_eq!(waiting, vec![3], "C waits for A and B; the write does not");
+        assert_eq!(c, vec![(0, 0, MS), (1, 0, 2 * MS), (2, 0, 3 * MS), (4, 0, 4 * MS), (3, 3 * MS, 5 * MS)]);
+        let (waiting, c) = run(false);
+        assert!(waiting.is_empty());
+        assert_eq!(c[3], (3, 0, 4 * MS));
+    }
+
     #[test]
     fn merged_copies_share_the_io_time_by_blocks() {
         let mut vd = disk(8);
@@ -797,7 +855,7 @@ mod tests {
         t.observe(Op::Read, 4096, 0, MS);
         vd.table = t;
         vd.submit(read(9, 3, 500, false), 0);
-        vd.submit(VirtualRequest { id: 0, pid: 1, op: Op::Read, block: 0, blocks: 2, sync: false }, 0);
+        vd.submit(VirtualRequest { id: 0, pid: 1, op: Op::Read, block: 0, blocks: 2, sync: false, issued_behind: None }, 0);
         vd.submit(read(1, 2, 2, false), 0);
         vd.drain();
         let c = vd.take_completed();
@@ -852,7 +910,7 @@ mod tests {
                         2 => vd.exit(pid, now),
                         k => {
                             let op = if k == 3 { Op::Write } else { Op::Read };
-                            vd.submit(VirtualRequest { id, pid, op, block: block * 3, blocks: 1 + (block % 3) as u32, sync: k >= 7 }, now);
+                            vd.submit(VirtualRequest { id, pid, op, block: block * 3, blocks: 1 + (block % 3) as u32, sync: k >= 7, issued_behind: (block % 4 != 3).then_some((block % 4) as u32) }, now);
                             id += 1;
                         }
                     }
