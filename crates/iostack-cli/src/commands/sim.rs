@@ -46,7 +46,7 @@ pub struct Args {
     #[arg(short, long, required_unless_present = "preset", value_delimiter = ',')]
     pub cache: Vec<String>,
     /// A named configuration's caching: `acfs-1` (global LRU) or `acfs-4` (LRU-SP with the
-    /// hints' application control); sets the policy, block mode with 8 KiB pages and a 6.4MB
+    /// hints' application control); sets the policy, block mode with 8 KiB pages and a 6.4MiB
     /// cache, each overridden by its own flag. The other ACFS presets differ from these only in
     /// prefetching and scheduling, which `iostack run` models.
     #[arg(long, value_name = "NAME")]

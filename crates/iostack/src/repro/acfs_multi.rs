@@ -91,6 +91,7 @@ fn notes() -> Vec<String> {
         "the paper prints no bar values; its runs are averages of 3 to 15 runs with variances up to 15 % (l.1053-1059), iostack's are deterministic".into(),
         "CPU time per block is assumed: cs1-3 and gli 2 ms, din 4 ms, psel 1 ms, andrew 20 ms (compiling)".into(),
         "the two processes share one CPU, as on the paper's DEC 5000/240 (cpus = 1, round robin with a 100 ms quantum): their compute serialises and one's I/O overlaps the other's compute".into(),
+        acfs_runs::CACHE_NOTE.into(),
     ]
 }
 

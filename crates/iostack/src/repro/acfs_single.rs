@@ -202,7 +202,8 @@ fn notes() -> Vec<String> {
         "the paper prints no bar values: its statements are compared, not numbers; its elapsed times are averages of three runs with variances under 3.5 % (l.932-933), iostack's are deterministic".into(),
         "CPU time per block is assumed (the figures show CPU and I/O only as bars): cs1-3 and gli 2 ms, din 4 ms, psel 1 ms, andrew 20 ms (compiling)".into(),
         "average disk access latency = device busy time / device requests (one request per 8 KiB block)".into(),
-        "at 12 MB cs1's 9 MB database and din's 8 MB trace fit in the cache: every configuration reads each block once, so AC caching cannot cut their I/Os there (the paper's statement about them, l.957-969, is judged at 6.4 MB)".into(),
+        "at 12 MB cs1's 9 MB database and din's 8 MB trace fit in the cache: every configuration reads each block once, so AC caching cannot cut their I/Os there (the paper's statement about them, l.957-969, is judged at 6.4 MB), cs1's exception cannot appear and the integrated system gains nothing on them; the paper's cs1+psel2 account (l.1100-1110: under global LRU at 12 MB cs1's database fits beside psel2's pages) needs the database to fit".into(),
+        acfs_runs::CACHE_NOTE.into(),
     ]
 }
 

@@ -199,3 +199,122 @@ fn batches_keep_the_limits_at_every_moment() {
     assert!(h2.flushed > 0 && e.c.cache.prefetch_flushed == h2.flushed, "false prefetches flushed: {h2:?}");
     assert!(e.c.cache.prefetch_issued > 300);
 }
+
+/// LRU-SP that records, for each frame taken for a prefetch, the block fetched, the block
+/// given up and how many references had been made then; without `steer` it ignores the
+/// temporary priorities (the prefetcher's steering of its victims).
+struct Recording {
+    inner: Box<dyn crate::cache::Policy>,
+    steer: bool,
+    /// Demand references made so far (the engine's `vtime` of the latest).
+    now: u64,
+    log: Arc<Mutex<Vec<(u64, u64, u64)>>>,
+}
+
+impl crate::cache::Policy for Recording {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn capacity(&self) -> u64 {
+        self.inner.capacity()
+    }
+    fn occupied(&self) -> u64 {
+        self.inner.occupied()
+    }
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+    fn contains(&self, key: crate::cache::Key) -> bool {
+        self.inner.contains(key)
+    }
+    fn find(&mut self, a: &crate::cache::Access) -> bool {
+        if matches!(a.origin, crate::cache::Origin::Demand) {
+            self.now = a.vtime;
+        }
+        self.inner.find(a)
+    }
+    fn insert(&mut self, a: &crate::cache::Access) {
+        self.inner.insert(a)
+    }
+    fn evict(&mut self, a: &crate::cache::Access) -> Option<crate::cache::Evicted> {
+        let e = self.inner.evict(a);
+        if let (Some(v), crate::cache::Origin::Prefetch { .. }) = (&e, a.origin) {
+            let (_, fetched) = crate::cache::split_block_key(a.key);
+            let (_, victim) = crate::cache::split_block_key(v.key);
+            self.log.lock().unwrap().push((self.now, fetched, victim));
+        }
+        e
+    }
+    fn remove(&mut self, key: crate::cache::Key) -> bool {
+        self.inner.remove(key)
+    }
+    fn drain_side_evictions(&mut self, out: &mut Vec<crate::cache::Evicted>) {
+        self.inner.drain_side_evictions(out)
+    }
+    fn has_side_evictions(&self) -> bool {
+        self.inner.has_side_evictions()
+    }
+    fn metadata_bytes(&self) -> usize {
+        self.inner.metadata_bytes()
+    }
+    fn application_controlled(&self) -> bool {
+        self.inner.application_controlled()
+    }
+    fn next_file(&mut self, file: Option<crate::cache::FileBlock>) {
+        self.inner.next_file(file)
+    }
+    fn control(&mut self, c: &crate::cache::CacheControl) -> bool {
+        if !self.steer && matches!(c, crate::cache::CacheControl::SetTempPri { .. }) {
+            return true;
+        }
+        self.inner.control(c)
+    }
+    fn process_exit(&mut self, pid: u32) {
+        self.inner.process_exit(pid)
+    }
+    fn pinned(&self, key: crate::cache::Key) -> bool {
+        self.inner.pinned(key)
+    }
+}
+
+#[test]
+fn a_prefetch_gives_up_only_blocks_used_after_the_block_it_fetches() {
+    // R3, "do no harm" (l.172-183), through the prototype's victim rule (l.752-769): one
+    // process loops 6 times over 300 blocks of one file in a 200-block cache, MRU, with its
+    // whole run as its list, under single prefetches and batches of 8. Every frame a prefetch
+    // takes must hold a block whose next reference comes after the fetched block's. Without
+    // the temporary priorities that steer the victims, MRU gives up blocks prefetched and not
+    // yet used, and the rule breaks.
+    for (b, steer) in [(1, true), (8, true), (8, false)] {
+        let trace: Vec<Request> = (0..1800u64).map(|i| read(1, 1, i % 300, 2 * i)).collect();
+        let hints = crate::hints::Hints::parse_toml("[[process]]\npid = 1\npolicy = \"mru\"\nfile_list = [1, 1, 1, 1, 1, 1]\n", "h.toml").unwrap();
+        let plan = TracePlan::scan(&mut VecReader::new(trace.clone()), Some(PAGE), false, true).unwrap();
+        let mut ca = ControlledAggressive::new(Params { b, ..Params::default() });
+        ca.set_lists(plan.access_lists(&hints));
+        let config = StackConfig { cache: "200".into(), page_size: PAGE, think: "2ms".into(), device: "fixed:1ms".into(), ..Default::default() };
+        let resolved = config.resolve().unwrap();
+        let settings = EngineSettings { page_size: PAGE, queue_depth: 1, write_through: false, replay: config.replay, processes: config.processes, resolved };
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let policy = Box::new(Recording { inner: crate::cache::build("lrusp", resolved.cache_blocks).unwrap(), steer, now: 0, log: log.clone() });
+        let sched = crate::sched::build("noop", crate::sched::SchedLimits::new(128, PAGE)).unwrap();
+        let device = crate::device::build(&config.device).unwrap();
+        let mut e: Engine = Engine::new(settings, policy, Box::new(ca), vec![super::engine::Lane::new(None, sched, Vec::new(), device, PAGE)]);
+        e.set_tracking(Tracking::controlled(Some(&crate::hints::HintsSpec::File(hints)), &plan));
+        e.run(&mut VecReader::new(trace)).unwrap();
+        // Reference p reads block p % 300 (file 1's block b is disk block 1000 + b).
+        let next_use = |block: u64, from: u64| -> u64 {
+            let b = block - 1000;
+            let r = from % 300;
+            let p = from - r + if b >= r { b - r } else { 300 + b - r };
+            if p < 1800 { p } else { u64::MAX }
+        };
+        let log = log.lock().unwrap();
+        assert!(log.len() > 100, "B = {b}: {} frames taken for prefetches", log.len());
+        let harm: Vec<_> = log.iter().filter(|&&(now, f, v)| next_use(v, now) <= next_use(f, now)).collect();
+        if !steer {
+            assert!(harm.len() > 10, "B = {b}, no steering: {} of {} prefetches gave up a block needed first", harm.len(), log.len());
+            continue;
+        }
+        assert!(harm.is_empty(), "B = {b}: {} of {} prefetches gave up a block needed first (references made, fetched, given up): {:?}", harm.len(), log.len(), &harm[..harm.len().min(5)]);
+    }
+}

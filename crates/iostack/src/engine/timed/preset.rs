@@ -7,8 +7,9 @@
 //! the command line (and in Python), `--preset` overrides the config file's keys, and every
 //! other flag (keyword) overrides the preset.
 //!
-//! Every ACFS preset runs the paper's machine: 8 KiB blocks (l.209), a 6.4 MB cache (the Ultrix
-//! default; the paper's other size is 12 MB, `--cache 12MB`), one device request per block (the
+//! Every ACFS preset runs the paper's machine: 8 KiB blocks (l.209), a 6.4 MiB cache (the Ultrix
+//! default, a tenth of the memory, in binary megabytes as memory is sized: 819 blocks; the
+//! paper's other size is 12 MB, `--cache 12MiB`), one device request per block (the
 //! Ultrix 4.3 buffer cache reads and writes one block at a time), an FCFS driver (`noop`: the
 //! Ultrix driver, l.729-737), and closed-loop processes whose think time is the trace's gap
 //! between a process's requests (the CPU time between file accesses). They differ in policy and
@@ -48,7 +49,7 @@ pub struct Preset {
 
 /// The keys every ACFS preset sets besides policy, prefetch and sched, with their values.
 fn machine() -> [(&'static str, Value); 4] {
-    [("page_size", json!(8192)), ("cache", json!("6.4MB")), ("max_request", json!("8KiB")), ("think", json!("trace"))]
+    [("page_size", json!(8192)), ("cache", json!("6.4MiB")), ("max_request", json!("8KiB")), ("think", json!("trace"))]
 }
 
 /// Every preset.
@@ -106,9 +107,9 @@ mod tests {
             let mut c = StackConfig::default();
             p.apply(&mut c);
             assert_eq!((c.policy.as_str(), c.prefetch.as_str(), c.sched.as_str()), (p.policy, p.prefetch, p.sched));
-            assert_eq!((c.page_size, c.cache.as_str(), c.max_request.as_str(), c.think.as_str()), (8192, "6.4MB", "8KiB", "trace"));
+            assert_eq!((c.page_size, c.cache.as_str(), c.max_request.as_str(), c.think.as_str()), (8192, "6.4MiB", "8KiB", "trace"));
             assert_eq!(c.preset.as_deref(), Some(p.name));
-            assert_eq!(c.resolve().unwrap().cache_blocks, 781);
+            assert_eq!(c.resolve().unwrap().cache_blocks, 819);
         }
         assert_eq!(find("--preset", "ACFS-6").unwrap().number(), 6);
         let e = find("--preset", "acfs-7").unwrap_err().to_string();
