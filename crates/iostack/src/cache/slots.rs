@@ -90,6 +90,20 @@ impl<C: Cell> OpenTable<C> {
         let _ = h;
     }
 
+    /// Hints the CPU to load the last byte of the home cell of hash `h` (for cells that may
+    /// span two cache lines).
+    #[inline(always)]
+    pub(crate) fn prefetch_end(&self, h: u32) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let p = (self.cells.as_ptr().wrapping_add(self.home(h)) as *const i8).wrapping_add(std::mem::size_of::<C>() - 1);
+            // SAFETY: prefetching is a hint; it never faults, and `home` is within the table.
+            unsafe { core::arch::x86_64::_mm_prefetch(p, core::arch::x86_64::_MM_HINT_T0) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = h;
+    }
+
     /// The position of the cell of hash `h` that `is_key` accepts. `is_key` is asked only about
     /// cells whose stored hash is `h`.
     #[inline(always)]
@@ -164,6 +178,11 @@ impl<C: Cell> OpenTable<C> {
     #[inline(always)]
     pub(crate) fn cell_mut(&mut self, i: usize) -> &mut C {
         &mut self.cells[i]
+    }
+
+    /// The occupied cells, in table order.
+    pub(crate) fn cells(&self) -> impl Iterator<Item = &C> {
+        self.cells.iter().filter(|c| !c.is_empty())
     }
 
     /// The occupied cells, in table order.

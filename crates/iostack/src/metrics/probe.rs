@@ -113,51 +113,71 @@ pub struct RequestLocality {
     pub max_stack_distance: Option<u64>,
 }
 
-/// Observes a request stream and measures its locality. A clone measures on from the same
-/// state (how boundaries that saw the same stream until they diverged share one probe).
+/// What a probe accumulates for one stream (besides its stack).
 #[derive(Clone)]
-pub struct LocalityProbe {
-    config: ProbeConfig,
-    /// The unit at byte granularity, with its shift decided once (a 64-bit division per
-    /// request costs tens of cycles).
-    unit: PageSize,
-    stack: StackDistance<KeyInfo>,
+struct StreamState {
     block: BlockDistance,
     stack_dist: DistanceDistribution,
     block_dist: DistanceDistribution,
     reuse_dist: DistanceDistribution,
     series: Series,
-    /// Inside [`LocalityProbe::observe_batch`]: exact stack-distance counts are deferred to the
-    /// end of the batch.
-    batching: bool,
     requests: u64,
     references: u64,
     bytes: u64,
     without_file: u64,
 }
 
-impl LocalityProbe {
-    pub fn new(config: ProbeConfig) -> LocalityProbe {
-        let config = ProbeConfig { granularity: match config.granularity { Granularity::Bytes(0) => Granularity::Bytes(1), g => g }, ..config };
-        let unit = PageSize::new(match config.granularity {
-            Granularity::Bytes(u) => u,
-            Granularity::File | Granularity::Object => FILE_POSITION_UNIT,
-        });
-        LocalityProbe {
-            config,
-            unit,
-            stack: StackDistance::new(),
+impl StreamState {
+    fn new(config: &ProbeConfig) -> StreamState {
+        StreamState {
             block: BlockDistance::new(),
             stack_dist: DistanceDistribution::new(usize::MAX),
             block_dist: DistanceDistribution::new(1 << 16),
             reuse_dist: DistanceDistribution::new(1 << 16),
             series: Series::new(config.interval),
-            batching: false,
             requests: 0,
             references: 0,
             bytes: 0,
             without_file: 0,
         }
+    }
+}
+
+/// Observes a request stream and measures its locality. A clone measures on from the same
+/// state (how boundaries that saw the same stream until they diverged share one probe).
+///
+/// A probe of `N` > 1 streams measures `N` streams at once, each exactly as a probe of its own
+/// would (`*_in` methods, stream `0..N`), with one key table for all
+/// ([`StackDistance`] of `N` streams): streams of the same data seen at neighbouring boundaries
+/// then pay the cache miss on a key's entry once. The methods without a stream act on stream 0.
+#[derive(Clone)]
+pub struct LocalityProbe<const N: usize = 1> {
+    config: ProbeConfig,
+    /// The unit at byte granularity, with its shift decided once (a 64-bit division per
+    /// request costs tens of cycles).
+    unit: PageSize,
+    stack: StackDistance<KeyInfo, N>,
+    streams: [StreamState; N],
+    /// Inside [`LocalityProbe::observe_batch_in`]: exact counts are deferred to the end of the
+    /// batch.
+    batching: bool,
+}
+
+impl LocalityProbe {
+    pub fn new(config: ProbeConfig) -> LocalityProbe {
+        Self::with_streams(config)
+    }
+}
+
+impl<const N: usize> LocalityProbe<N> {
+    /// A probe of `N` streams.
+    pub fn with_streams(config: ProbeConfig) -> LocalityProbe<N> {
+        let config = ProbeConfig { granularity: match config.granularity { Granularity::Bytes(0) => Granularity::Bytes(1), g => g }, ..config };
+        let unit = PageSize::new(match config.granularity {
+            Granularity::Bytes(u) => u,
+            Granularity::File | Granularity::Object => FILE_POSITION_UNIT,
+        });
+        LocalityProbe { config, unit, stack: StackDistance::streams(), streams: std::array::from_fn(|_| StreamState::new(&config)), batching: false }
     }
 
     pub fn config(&self) -> &ProbeConfig {
@@ -176,39 +196,48 @@ impl LocalityProbe {
     /// One request crossing the boundary.
     #[inline]
     pub fn observe_request(&mut self, r: &Request) -> RequestLocality {
+        self.observe_request_in(0, r)
+    }
+
+    /// One request of stream `s`.
+    #[inline]
+    pub fn observe_request_in(&mut self, s: usize, r: &Request) -> RequestLocality {
         let (first, end) = match self.config.granularity {
             Granularity::Bytes(_) => self.unit.block_range(r),
             Granularity::Object => {
-                self.requests += 1;
-                self.bytes += r.length;
-                self.series.begin_request(r.time_ns);
-                let bd = self.block.access(r.device, r.offset / FILE_POSITION_UNIT);
-                let d = self.reference(object_key(r), bd);
+                let st = &mut self.streams[s];
+                st.requests += 1;
+                st.bytes += r.length;
+                st.series.begin_request(r.time_ns);
+                let bd = st.block.access(r.device, r.offset / FILE_POSITION_UNIT);
+                let d = self.reference(s, object_key(r), bd);
                 return RequestLocality { references: 1, max_stack_distance: d };
             }
             Granularity::File => match r.file {
                 Some(f) => {
                     let start = r.offset.saturating_sub(f.offset) / FILE_POSITION_UNIT;
-                    self.requests += 1;
-                    self.bytes += r.length;
-                    self.series.begin_request(r.time_ns);
-                    let bd = self.block.access(r.device, start);
-                    let d = self.reference(f.id, bd);
+                    let st = &mut self.streams[s];
+                    st.requests += 1;
+                    st.bytes += r.length;
+                    st.series.begin_request(r.time_ns);
+                    let bd = st.block.access(r.device, start);
+                    let d = self.reference(s, f.id, bd);
                     return RequestLocality { references: 1, max_stack_distance: d };
                 }
                 None => {
-                    self.without_file += 1;
+                    self.streams[s].without_file += 1;
                     return RequestLocality { references: 0, max_stack_distance: Some(0) };
                 }
             },
         };
-        self.requests += 1;
-        self.bytes += r.length;
-        self.series.begin_request(r.time_ns);
-        let mut bd = self.block.access_range(r.device, first, end);
+        let st = &mut self.streams[s];
+        st.requests += 1;
+        st.bytes += r.length;
+        st.series.begin_request(r.time_ns);
+        let mut bd = st.block.access_range(r.device, first, end);
         let mut max = Some(0u64);
         for b in first..end {
-            let d = self.reference(block_key(r.device, b), bd);
+            let d = self.reference(s, block_key(r.device, b), bd);
             max = match (max, d) {
                 (Some(m), Some(d)) => Some(m.max(d)),
                 _ => None,
@@ -219,39 +248,40 @@ impl LocalityProbe {
     }
 
     #[inline]
-    fn reference(&mut self, key: u64, block_distance: u64) -> Option<u64> {
-        let index = self.references;
-        self.references += 1;
-        let (d, info) = self.stack.access(key);
+    fn reference(&mut self, s: usize, key: u64, block_distance: u64) -> Option<u64> {
+        let st = &mut self.streams[s];
+        let index = st.references;
+        st.references += 1;
+        let (d, info) = self.stack.access_in(s, key);
         let stack_affinity = match d {
             Some(d) => {
                 let a = affinity_fast(d);
                 if self.batching {
-                    self.stack_dist.record_deferred(d, a);
+                    st.stack_dist.record_deferred(d, a);
                 } else {
-                    self.stack_dist.record_with_affinity(d, a);
+                    st.stack_dist.record_with_affinity(d, a);
                 }
                 // References strictly between the two uses.
                 if self.batching {
-                    self.reuse_dist.record_deferred(index - info.last_ref, 0.0);
+                    st.reuse_dist.record_deferred(index - info.last_ref, 0.0);
                 } else {
-                    self.reuse_dist.record_value(index - info.last_ref);
+                    st.reuse_dist.record_value(index - info.last_ref);
                 }
                 Some(a)
             }
             None => {
-                self.stack_dist.record_first();
-                self.reuse_dist.record_first();
+                st.stack_dist.record_first();
+                st.reuse_dist.record_first();
                 None
             }
         };
         info.last_ref = index + 1;
         let block_affinity = affinity_fast(block_distance);
-        info.last_interval = self.series.reference(stack_affinity, block_affinity, info.last_interval);
+        info.last_interval = st.series.reference(stack_affinity, block_affinity, info.last_interval);
         if self.batching {
-            self.block_dist.record_deferred(block_distance, block_affinity);
+            st.block_dist.record_deferred(block_distance, block_affinity);
         } else {
-            self.block_dist.record_with_affinity(block_distance, block_affinity);
+            st.block_dist.record_with_affinity(block_distance, block_affinity);
         }
         d
     }
@@ -263,6 +293,11 @@ impl LocalityProbe {
     /// ([`DistanceDistribution::record_deferred`]: each array spans hundreds of KiB to megabytes,
     /// so nearly every count would otherwise wait on memory).
     pub fn observe_batch(&mut self, batch: &[Request]) {
+        self.observe_batch_in(0, batch);
+    }
+
+    /// [`LocalityProbe::observe_batch`] on stream `s`.
+    pub fn observe_batch_in(&mut self, s: usize, batch: &[Request]) {
         self.batching = true;
         const AHEAD: usize = 8;
         for r in batch.iter().take(AHEAD) {
@@ -272,11 +307,12 @@ impl LocalityProbe {
             if let Some(next) = batch.get(i + AHEAD) {
                 self.prefetch(next);
             }
-            self.observe_request(r);
+            self.observe_request_in(s, r);
         }
-        self.stack_dist.apply_deferred();
-        self.block_dist.apply_deferred();
-        self.reuse_dist.apply_deferred();
+        let st = &mut self.streams[s];
+        st.stack_dist.apply_deferred();
+        st.block_dist.apply_deferred();
+        st.reuse_dist.apply_deferred();
         self.batching = false;
     }
 
@@ -295,50 +331,82 @@ impl LocalityProbe {
         self.stack.prefetch(key);
     }
 
+    /// Makes stream `to` measure on from where stream `from` is (as a clone of a probe of
+    /// one stream would); `to` must not have observed anything.
+    pub fn copy_stream(&mut self, from: usize, to: usize) {
+        self.stack.copy_stream(from, to);
+        self.streams[to] = self.streams[from].clone();
+    }
+
+    /// Makes stream `to` (which has observed nothing) measure on from where stream `s` of
+    /// `other`, a probe of the same configuration, is.
+    pub fn adopt<const M: usize>(&mut self, to: usize, other: &LocalityProbe<M>, s: usize) {
+        debug_assert_eq!(self.config, other.config);
+        self.stack.adopt(to, &other.stack, s);
+        self.streams[to] = other.streams[s].clone();
+    }
+
+    /// The same probe with `M` >= `N` streams; streams `N..M` have observed nothing.
+    pub fn widen<const M: usize>(&self) -> LocalityProbe<M> {
+        LocalityProbe {
+            config: self.config,
+            unit: self.unit,
+            stack: self.stack.widen(),
+            streams: std::array::from_fn(|s| if s < N { self.streams[s].clone() } else { StreamState::new(&self.config) }),
+            batching: false,
+        }
+    }
+
     /// Distinct units referenced so far.
     pub fn distinct(&self) -> u64 {
-        self.stack.distinct()
+        self.stack.distinct_in(0)
     }
 
     /// The stack distances so far (for the miss-ratio curve).
     pub fn stack_distances(&self) -> &DistanceDistribution {
-        &self.stack_dist
+        &self.streams[0].stack_dist
     }
 
     /// The block distances so far.
     pub fn block_distances(&self) -> &DistanceDistribution {
-        &self.block_dist
+        &self.streams[0].block_dist
     }
 
     /// Bytes of memory the probe holds.
     pub fn memory_bytes(&self) -> usize {
-        self.stack.memory_bytes() + self.stack_dist.exact_counts().len() * 8
+        self.stack.memory_bytes() + self.streams.iter().map(|st| st.stack_dist.exact_counts().len() * 8).sum::<usize>()
     }
 
     /// The locality of the stream seen so far.
     pub fn report(&self) -> LocalityReport {
-        let distinct = self.distinct();
+        self.report_of(0)
+    }
+
+    /// The locality of stream `s` so far.
+    pub fn report_of(&self, s: usize) -> LocalityReport {
+        let st = &self.streams[s];
+        let distinct = self.stack.distinct_in(s);
         let first = self.config.first_reference;
         let m = first.max_value(distinct);
         LocalityReport {
             granularity: self.config.granularity,
             first_reference: first,
-            requests: self.requests,
-            references: self.references,
-            bytes: self.bytes,
+            requests: st.requests,
+            references: st.references,
+            bytes: st.bytes,
             distinct_units: distinct,
             footprint_bytes: match self.config.granularity {
                 Granularity::Bytes(u) => Some(distinct * u),
                 Granularity::File | Granularity::Object => None,
             },
-            without_file: self.without_file,
-            stack_affinity: self.stack_dist.affinity(m),
+            without_file: st.without_file,
+            stack_affinity: st.stack_dist.affinity(m),
             // Block distance has no first references: the first is measured from block 0.
-            block_affinity: self.block_dist.affinity(None),
-            stack_distance: self.stack_dist.summary(first, distinct),
-            block_distance: self.block_dist.summary(FirstReference::Exclude, distinct),
-            reuse_distance: self.reuse_dist.summary(FirstReference::Exclude, distinct),
-            series: self.series.report(first, distinct),
+            block_affinity: st.block_dist.affinity(None),
+            stack_distance: st.stack_dist.summary(first, distinct),
+            block_distance: st.block_dist.summary(FirstReference::Exclude, distinct),
+            reuse_distance: st.reuse_dist.summary(FirstReference::Exclude, distinct),
+            series: st.series.report(first, distinct),
         }
     }
 }
@@ -450,6 +518,56 @@ mod tests {
         }
         assert_eq!(batched.report(), one.report());
         assert_eq!(batched.block_distances().exact_counts(), one.block_distances().exact_counts());
+    }
+
+    #[test]
+    fn streams_sharing_a_table_measure_as_probes_of_their_own() {
+        // Stream 1 is stream 0 with neighbours swapped and a shift, in batches, forked from
+        // stream 0 midway (copy_stream), then widened and adopted into another probe.
+        let a: Vec<Request> = (0..20_000u64).map(|i| Request::read((i * 7_919 % 70_000) * 4096, 4096 * (1 + i % 3)).at(i)).collect();
+        let mut b = a.clone();
+        for i in (10_001..20_000).step_by(7) {
+            b.swap(i, i - 1);
+        }
+        for r in &mut b[15_000..] {
+            r.offset += 8192;
+        }
+        let own = |s: &[Request]| {
+            let mut p = LocalityProbe::new(ProbeConfig::default());
+            for chunk in s.chunks(500) {
+                p.observe_batch(chunk);
+            }
+            p.report()
+        };
+        let mut two = LocalityProbe::<2>::with_streams(ProbeConfig::default());
+        for chunk in a[..10_000].chunks(500) {
+            two.observe_batch_in(0, chunk);
+        }
+        two.copy_stream(0, 1);
+        let mut one = LocalityProbe::new(ProbeConfig::default());
+        for chunk in a[..10_000].chunks(500) {
+            one.observe_batch(chunk);
+        }
+        let mut widened = one.widen::<2>();
+        let mut adopted = LocalityProbe::<2>::with_streams(ProbeConfig::default());
+        adopted.adopt(1, &one, 0);
+        for (ca, cb) in a[10_000..].chunks(500).zip(b[10_000..].chunks(500)) {
+            two.observe_batch_in(0, ca);
+            two.observe_batch_in(1, cb);
+            widened.observe_batch_in(0, cb);
+            adopted.observe_batch_in(0, ca);
+            adopted.observe_batch_in(1, cb);
+        }
+        assert_eq!(two.report_of(0), own(&a));
+        assert_eq!(two.report_of(1), own(&b));
+        assert_eq!(widened.report_of(0), own(&b));
+        assert_eq!(widened.report_of(1).references, 0);
+        // Adopted stream 1 continues `a`'s first half with `b`'s second; stream 0 measures
+        // `a`'s second half alone.
+        let mut cont = a[..10_000].to_vec();
+        cont.extend_from_slice(&b[10_000..]);
+        assert_eq!(adopted.report_of(1), own(&cont));
+        assert_eq!(adopted.report_of(0), own(&a[10_000..]));
     }
 
     #[test]

@@ -170,7 +170,7 @@ impl Series {
     /// A reference of the current request, with its stack affinity (`None` for a first
     /// reference) and block affinity. `prev_base` is the base interval of the key's previous
     /// reference plus one (0 for a first reference); returns the value to store for the key.
-    #[inline]
+    #[inline(always)]
     pub fn reference(&mut self, stack_affinity: Option<f64>, block_affinity: f64, prev_base: u64) -> u64 {
         let p = &mut self.points[self.current];
         p.references += 1;

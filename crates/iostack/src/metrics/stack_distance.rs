@@ -132,26 +132,26 @@ impl Fenwick {
     }
 }
 
-/// Per-key state: the key, the slot of its last use, and the caller's payload, in one table
-/// entry so that a reference costs one lookup.
+/// Per-key state: the key, the slot of its last use in each of the `N` streams, and the
+/// caller's payload for each, in one table entry so that a reference costs one lookup.
 #[derive(Clone, Copy)]
-struct Entry<P> {
+struct Entry<P, const N: usize> {
     key: Key,
-    /// `EMPTY` for a free table cell.
-    slot: u32,
-    payload: P,
+    /// `EMPTY` where the key is not on that stream's stack; all `EMPTY` for a free table cell.
+    slot: [u32; N],
+    payload: [P; N],
 }
 
 const EMPTY: u32 = u32::MAX;
 
-impl<P: Copy + Default> Cell for Entry<P> {
+impl<P: Copy + Default, const N: usize> Cell for Entry<P, N> {
     #[inline(always)]
     fn empty() -> Self {
-        Entry { key: 0, slot: EMPTY, payload: P::default() }
+        Entry { key: 0, slot: [EMPTY; N], payload: [P::default(); N] }
     }
     #[inline(always)]
     fn is_empty(&self) -> bool {
-        self.slot == EMPTY
+        self.slot.iter().all(|&s| s == EMPTY)
     }
     #[inline(always)]
     fn hash(&self) -> u32 {
@@ -159,66 +159,61 @@ impl<P: Copy + Default> Cell for Entry<P> {
     }
 }
 
-/// Keys of the stack, in the open-addressing table the cache policies' index uses
-/// ([`crate::cache::slots::OpenTable`]). Keys are never removed from a stack; owning the table
-/// (rather than a general hash map) lets callers prefetch the cell of a key they will reference
-/// soon, which hides the one cache miss a reference to a cold key costs.
+/// Keys of the stacks, in the open-addressing table the cache policies' index uses
+/// ([`crate::cache::slots::OpenTable`]). Keys are never removed while some stream holds them;
+/// owning the table (rather than a general hash map) lets callers prefetch the cell of a key
+/// they will reference soon, which hides the one cache miss a reference to a cold key costs.
 #[derive(Clone)]
-struct KeyTable<P> {
-    table: OpenTable<Entry<P>>,
+struct KeyTable<P, const N: usize> {
+    table: OpenTable<Entry<P, N>>,
 }
 
-impl<P: Copy + Default> KeyTable<P> {
+impl<P: Copy + Default, const N: usize> KeyTable<P, N> {
     fn new() -> Self {
         KeyTable { table: OpenTable::with_bits(10) }
     }
 
-    #[inline]
-    fn len(&self) -> usize {
-        self.table.len()
-    }
-
-    /// Hints the CPU to fetch the cell of `key`.
+    /// Hints the CPU to fetch the cell of `key` (both ends: a cell of two streams may span
+    /// two cache lines).
     #[inline]
     fn prefetch(&self, key: Key) {
-        self.table.prefetch(hash32(key));
+        let h = hash32(key);
+        self.table.prefetch(h);
+        if std::mem::size_of::<Entry<P, N>>() > 32 {
+            self.table.prefetch_end(h);
+        }
     }
 
-    /// The index of `key`'s cell, inserting it with `slot` when absent (then `true`).
+    /// The index of `key`'s cell, inserting it with `slot` on stream `s` when absent from the
+    /// table (then `true`).
     #[inline]
-    fn find_or_insert(&mut self, key: Key, slot: u32) -> (usize, bool) {
+    fn find_or_insert(&mut self, key: Key, s: usize, slot: u32) -> (usize, bool) {
         let h = hash32(key);
         if let Some(i) = self.table.find(h, |c| c.key == key) {
             return (i, false);
         }
         let i = self.table.vacant(h);
-        self.table.fill(i, Entry { key, slot, payload: P::default() });
+        let mut e = Entry::empty();
+        e.key = key;
+        e.slot[s] = slot;
+        self.table.fill(i, e);
         (i, true)
     }
 
-    /// Removes `key`, returning the slot of its last use.
-    fn remove(&mut self, key: Key) -> Option<u32> {
-        let i = self.table.find(hash32(key), |c| c.key == key)?;
-        Some(self.table.remove_at(i).slot)
-    }
-
     #[inline]
-    fn cell_mut(&mut self, i: usize) -> &mut Entry<P> {
+    fn cell_mut(&mut self, i: usize) -> &mut Entry<P, N> {
         self.table.cell_mut(i)
     }
 
-    fn entries_mut(&mut self) -> impl Iterator<Item = &mut Entry<P>> {
+    fn entries_mut(&mut self) -> impl Iterator<Item = &mut Entry<P, N>> {
         self.table.cells_mut()
     }
 }
 
-/// Computes LRU stack distances in O(log n) per reference.
-///
-/// `P` is a per-key payload the caller may keep next to the stack entry (for instance the
-/// position of the last reference, to get reuse distances), so that one hash lookup serves both.
+/// One stream's LRU stack as a time axis: the marks of its keys' last uses and the tree that
+/// counts them.
 #[derive(Clone)]
-pub struct StackDistance<P: Copy + Default = ()> {
-    map: KeyTable<P>,
+struct Axis {
     /// One bit per slot: set when the slot is some key's last use.
     marks: Vec<u64>,
     fenwick: Fenwick,
@@ -229,7 +224,122 @@ pub struct StackDistance<P: Copy + Default = ()> {
     /// The newest word of the axis, the one `now` falls in: its marks are not in the tree yet
     /// (see the module comment).
     open_word: usize,
+    /// Keys on the stack.
+    live: u32,
     compactions: u64,
+}
+
+impl Axis {
+    fn with_capacity(slots: usize) -> Axis {
+        let capacity = (slots.clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
+        let words = (capacity / 64) as usize;
+        Axis { marks: vec![0; words], fenwick: Fenwick::zeroed(words), now: 0, capacity, open_word: 0, live: 0, compactions: 0 }
+    }
+
+    /// Takes the next slot, moving the open word on if it is full.
+    #[inline(always)]
+    fn next_slot(&mut self) -> u32 {
+        let now = self.now;
+        self.now += 1;
+        let w = (now / 64) as usize;
+        if w != self.open_word {
+            // The axis moves on to word `w`: the open word's marks go into the tree.
+            let open = self.open_word;
+            self.fenwick.add(open, self.marks[open].count_ones() as i32);
+            self.open_word = w;
+        }
+        now
+    }
+
+    /// A key first referenced at slot `now`.
+    #[inline(always)]
+    fn insert(&mut self, now: u32) {
+        self.live += 1;
+        self.marks[(now / 64) as usize] |= 1u64 << (now % 64);
+    }
+
+    /// A key last used at slot `old` is referenced again at slot `now`: returns its depth.
+    #[inline(always)]
+    fn touch(&mut self, old: u32, now: u32) -> u64 {
+        let ow = (old / 64) as usize;
+        let bit = old % 64;
+        // Marks at or before `old`: whole words before its word, then the bits of its word.
+        let upto = self.fenwick.prefix(ow) + (self.marks[ow] & ((2u64 << bit).wrapping_sub(1))).count_ones();
+        // `live` marks exist; those after `old` belong to the keys above it in the stack.
+        let depth = self.live - upto;
+        self.marks[ow] &= !(1u64 << bit);
+        self.marks[(now / 64) as usize] |= 1u64 << (now % 64);
+        if ow != self.open_word {
+            // `ow` is before the open word, so its marks are in the tree.
+            self.fenwick.add(ow, -1);
+        }
+        depth as u64
+    }
+
+    /// Takes the mark at `slot` off (its key leaves the stack).
+    fn remove(&mut self, slot: u32) {
+        let w = (slot / 64) as usize;
+        self.marks[w] &= !(1u64 << (slot % 64));
+        if w != self.open_word {
+            self.fenwick.add(w, -1);
+        }
+        self.live -= 1;
+    }
+
+    /// Renumbers the live marks 0..live in stream order and resizes the axis; `slots` are the
+    /// slots of every key on the stack. A key's new slot is the rank of its old one among the
+    /// marks, so one pass over the keys renumbers them all.
+    #[cold]
+    fn compact<'a>(&mut self, slots: impl Iterator<Item = &'a mut u32>) {
+        self.compactions += 1;
+        let live = self.live as usize;
+        let mut before: Vec<u32> = Vec::with_capacity(self.marks.len());
+        let mut s = 0u32;
+        for &word in &self.marks {
+            before.push(s);
+            s += word.count_ones();
+        }
+        debug_assert_eq!(s as usize, live);
+        for slot in slots {
+            let w = (*slot / 64) as usize;
+            *slot = before[w] + (self.marks[w] & ((1u64 << (*slot % 64)) - 1)).count_ones();
+        }
+        let new_capacity = ((live * GROWTH).clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
+        let words = (new_capacity / 64) as usize;
+        let mut marks = vec![0u64; words];
+        for m in marks.iter_mut().take(live / 64) {
+            *m = u64::MAX;
+        }
+        if live % 64 != 0 {
+            marks[live / 64] = (1u64 << (live % 64)) - 1;
+        }
+        // The word the next slot falls in stays open (out of the tree).
+        let open = live / 64;
+        self.fenwick = Fenwick::from_counts(marks.iter().enumerate().map(|(i, w)| if i == open { 0 } else { w.count_ones() }), words);
+        self.marks = marks;
+        self.open_word = open;
+        self.now = live as u32;
+        self.capacity = new_capacity;
+    }
+
+    fn memory_bytes(&self) -> usize {
+        self.marks.capacity() * 8 + self.fenwick.tree.capacity() * 4
+    }
+}
+
+/// Computes LRU stack distances in O(log n) per reference, of `N` streams at once.
+///
+/// `P` is a per-key payload the caller may keep next to the stack entry (for instance the
+/// position of the last reference, to get reuse distances), so that one hash lookup serves both.
+///
+/// With `N` > 1 each stream has a stack (a time axis) of its own and a payload of its own in the
+/// key's entry, and the streams share the key table: streams that reference the same keys at
+/// about the same moments (the same data seen at two boundaries of the I/O stack) find a key's
+/// entry in the cache for all but the first of them, and grow one table instead of `N`.
+#[derive(Clone)]
+pub struct StackDistance<P: Copy + Default = (), const N: usize = 1> {
+    map: KeyTable<P, N>,
+    axes: [Axis; N],
 }
 
 const MIN_CAPACITY: u32 = 1 << 12;
@@ -250,75 +360,111 @@ impl<P: Copy + Default> StackDistance<P> {
 
     /// An empty stack whose time axis starts with room for `slots` references.
     pub fn with_capacity(slots: usize) -> Self {
-        let capacity = (slots.clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
-        let words = (capacity / 64) as usize;
-        StackDistance { map: KeyTable::new(), marks: vec![0; words], fenwick: Fenwick::zeroed(words), now: 0, capacity, open_word: 0, compactions: 0 }
+        StackDistance { map: KeyTable::new(), axes: [Axis::with_capacity(slots)] }
     }
 
     /// Number of distinct keys referenced so far.
     pub fn distinct(&self) -> u64 {
-        self.map.len() as u64
+        self.distinct_in(0)
     }
 
     /// Times the time axis was compacted (for tests and diagnostics).
     pub fn compactions(&self) -> u64 {
-        self.compactions
+        self.axes[0].compactions
     }
 
     /// References `key`: returns its stack distance (`None` on a first reference) and its payload
     /// (default-initialised on a first reference), and moves the key to the top of the stack.
     #[inline]
     pub fn access(&mut self, key: Key) -> (Option<u64>, &mut P) {
-        if self.now == self.capacity {
-            self.compact();
-        }
-        let now = self.now;
-        self.now += 1;
-        let live = self.map.len() as u32;
-        let w = (now / 64) as usize;
-        if w != self.open_word {
-            self.close_open_word(w);
-        }
-        let (i, inserted) = self.map.find_or_insert(key, now);
-        if inserted {
-            self.marks[w] |= 1u64 << (now % 64);
-            return (None, &mut self.map.cell_mut(i).payload);
-        }
-        let st = self.map.cell_mut(i);
-        let old = std::mem::replace(&mut st.slot, now);
-        let ow = (old / 64) as usize;
-        let bit = old % 64;
-        // Marks at or before `old`: whole words before its word, then the bits of its word.
-        let upto = self.fenwick.prefix(ow) + (self.marks[ow] & ((2u64 << bit).wrapping_sub(1))).count_ones();
-        // `live` marks exist; those after `old` belong to the keys above it in the stack.
-        let depth = live - upto;
-        self.marks[ow] &= !(1u64 << bit);
-        self.marks[w] |= 1u64 << (now % 64);
-        if ow != w {
-            // `ow` is before the open word `w`, so its marks are in the tree.
-            self.fenwick.add(ow, -1);
-        }
-        (Some(depth as u64), &mut st.payload)
-    }
-
-    /// The axis moves on to word `w`: the open word's marks go into the tree.
-    #[inline]
-    fn close_open_word(&mut self, w: usize) {
-        let open = self.open_word;
-        self.fenwick.add(open, self.marks[open].count_ones() as i32);
-        self.open_word = w;
+        self.access_in(0, key)
     }
 
     /// Takes `key` off the stack (a sampler that drops it from its sample,
     /// [`super::shards`]): the keys below it move up one place. Returns whether it was there.
     pub fn remove(&mut self, key: Key) -> bool {
-        let Some(slot) = self.map.remove(key) else { return false };
-        let w = (slot / 64) as usize;
-        self.marks[w] &= !(1u64 << (slot % 64));
-        if w != self.open_word {
-            self.fenwick.add(w, -1);
-        }
+        let h = hash32(key);
+        let Some(i) = self.map.table.find(h, |c| c.key == key) else { return false };
+        let slot = self.map.table.remove_at(i).slot[0];
+        self.axes[0].remove(slot);
         true
+    }
+}
+
+impl<P: Copy + Default, const N: usize> StackDistance<P, N> {
+    /// `N` empty stacks sharing one key table.
+    pub fn streams() -> Self {
+        StackDistance { map: KeyTable::new(), axes: std::array::from_fn(|_| Axis::with_capacity(MIN_CAPACITY as usize)) }
+    }
+
+    /// Number of distinct keys stream `s` referenced so far.
+    pub fn distinct_in(&self, s: usize) -> u64 {
+        self.axes[s].live as u64
+    }
+
+    /// [`StackDistance::access`] on stream `s`.
+    #[inline]
+    pub fn access_in(&mut self, s: usize, key: Key) -> (Option<u64>, &mut P) {
+        if self.axes[s].now == self.axes[s].capacity {
+            self.compact(s);
+        }
+        let axis = &mut self.axes[s];
+        let now = axis.next_slot();
+        let (i, inserted) = self.map.find_or_insert(key, s, now);
+        let e = self.map.cell_mut(i);
+        if inserted {
+            axis.insert(now);
+            return (None, &mut e.payload[s]);
+        }
+        let old = std::mem::replace(&mut e.slot[s], now);
+        if old == EMPTY {
+            axis.insert(now);
+            return (None, &mut e.payload[s]);
+        }
+        (Some(axis.touch(old, now)), &mut e.payload[s])
+    }
+
+    /// Makes stream `to` a copy of stream `from` (stack and payloads); `to` must never have
+    /// been referenced.
+    pub fn copy_stream(&mut self, from: usize, to: usize) {
+        debug_assert_eq!(self.axes[to].live, 0);
+        for e in self.map.entries_mut() {
+            e.slot[to] = e.slot[from];
+            e.payload[to] = e.payload[from];
+        }
+        self.axes[to] = self.axes[from].clone();
+    }
+
+    /// Makes stream `to` (never referenced) a copy of stream `s` of `other`, whose keys join
+    /// this table.
+    pub fn adopt<const M: usize>(&mut self, to: usize, other: &StackDistance<P, M>, s: usize) {
+        debug_assert_eq!(self.axes[to].live, 0);
+        for e in other.map.table.cells() {
+            if e.slot[s] == EMPTY {
+                continue;
+            }
+            let (i, _) = self.map.find_or_insert(e.key, to, e.slot[s]);
+            let cell = self.map.cell_mut(i);
+            cell.slot[to] = e.slot[s];
+            cell.payload[to] = e.payload[s];
+        }
+        self.axes[to] = other.axes[s].clone();
+    }
+
+    /// The same stacks with `M` >= `N` streams per entry; streams `N..M` are empty.
+    pub fn widen<const M: usize>(&self) -> StackDistance<P, M> {
+        assert!(M >= N, "streams can only be added");
+        let mut map = KeyTable::<P, M>::new();
+        for e in self.map.table.cells() {
+            let h = hash32(e.key);
+            let i = map.table.vacant(h);
+            let mut w = Entry::<P, M>::empty();
+            w.key = e.key;
+            w.slot[..N].copy_from_slice(&e.slot);
+            w.payload[..N].copy_from_slice(&e.payload);
+            map.table.fill(i, w);
+        }
+        StackDistance { map, axes: std::array::from_fn(|s| if s < N { self.axes[s].clone() } else { Axis::with_capacity(MIN_CAPACITY as usize) }) }
     }
 
     /// Hints the CPU to bring in the table cell of `key`, which the caller will reference soon
@@ -328,45 +474,15 @@ impl<P: Copy + Default> StackDistance<P> {
         self.map.prefetch(key);
     }
 
-    /// Renumbers the live marks 0..live in stream order and resizes the axis. A key's new slot is
-    /// the rank of its old one among the marks, so one pass over the keys renumbers them all.
     #[cold]
-    fn compact(&mut self) {
-        self.compactions += 1;
-        let live = self.map.len();
-        let mut before: Vec<u32> = Vec::with_capacity(self.marks.len());
-        let mut s = 0u32;
-        for &word in &self.marks {
-            before.push(s);
-            s += word.count_ones();
-        }
-        debug_assert_eq!(s as usize, live);
-        for e in self.map.entries_mut() {
-            let w = (e.slot / 64) as usize;
-            e.slot = before[w] + (self.marks[w] & ((1u64 << (e.slot % 64)) - 1)).count_ones();
-        }
-        let new_capacity = ((live * GROWTH).clamp(MIN_CAPACITY as usize, 1 << 31) as u32).next_multiple_of(64);
-        let words = (new_capacity / 64) as usize;
-        let mut marks = vec![0u64; words];
-        for m in marks.iter_mut().take(live / 64) {
-            *m = u64::MAX;
-        }
-        if live % 64 != 0 {
-            marks[live / 64] = (1u64 << (live % 64)) - 1;
-        }
-        // The word the next slot falls in stays open (out of the tree).
-        let open = live / 64;
-        self.fenwick = Fenwick::from_counts(marks.iter().enumerate().map(|(i, w)| if i == open { 0 } else { w.count_ones() }), words);
-        self.marks = marks;
-        self.open_word = open;
-        self.now = live as u32;
-        self.capacity = new_capacity;
+    fn compact(&mut self, s: usize) {
+        let slots = self.map.table.cells_mut().map(|e| &mut e.slot[s]).filter(|slot| **slot != EMPTY);
+        self.axes[s].compact(slots);
     }
 
-    /// Bytes of memory held (map, axis, tree).
+    /// Bytes of memory held (map, axes, trees).
     pub fn memory_bytes(&self) -> usize {
-        self.map.table.allocation_size() + self.marks.capacity() * 8
-            + self.fenwick.tree.capacity() * 4
+        self.map.table.allocation_size() + self.axes.iter().map(Axis::memory_bytes).sum::<usize>()
     }
 }
 

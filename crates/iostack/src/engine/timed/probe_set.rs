@@ -29,7 +29,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use super::engine::BoundaryObserver;
-use super::observers::ProbeThread;
+use super::observers::{ProbeThread, MAX_STREAMS};
 use crate::metrics::series::IntervalSpec;
 use crate::metrics::{LocalityReport, ProbeConfig};
 use crate::trace::Request;
@@ -43,9 +43,11 @@ pub const MAX_LAG: usize = 1 << 14;
 /// over as it is confirmed would cost the engine's thread a queue operation per request).
 const FEED_CHUNK: usize = 64;
 
-/// One probe and the members whose streams it measures.
+/// One probe (a stream of a probe thread) and the members whose streams it measures.
 struct Group {
-    probe: ProbeThread,
+    /// The probe thread ([`ProbeSet::threads`]) and its stream that measures the group.
+    thread: usize,
+    stream: usize,
     /// Requests some member has seen and another not yet, oldest first, after up to
     /// [`FEED_CHUNK`] that every member has seen and the probe has not been fed yet.
     unconfirmed: VecDeque<Request>,
@@ -55,15 +57,16 @@ struct Group {
 
 impl Group {
     /// Feeds the probe the requests every member has seen.
-    fn feed_confirmed(&mut self) {
+    fn feed_confirmed(&mut self, threads: &mut [ProbeThread]) {
         let done = self.members.iter().map(|&(_, seen)| seen).min().unwrap_or(0);
         if done == 0 {
             return;
         }
         let (front, back) = self.unconfirmed.as_slices();
         let split = done.min(front.len());
-        self.probe.observe_all(&front[..split]);
-        self.probe.observe_all(&back[..done - split]);
+        let probe = &mut threads[self.thread];
+        probe.observe_all_in(self.stream, &front[..split]);
+        probe.observe_all_in(self.stream, &back[..done - split]);
         self.unconfirmed.drain(..done);
         for (_, seen) in self.members.iter_mut() {
             *seen -= done;
@@ -74,6 +77,10 @@ impl Group {
 /// The probes of a set of boundaries (members `0..n`, in the data path's order).
 pub struct ProbeSet {
     config: ProbeConfig,
+    /// The probe threads; a thread measures one stream per group it serves.
+    threads: Vec<ProbeThread>,
+    /// Streams of each thread given to a group so far.
+    used: Vec<usize>,
     groups: Vec<Group>,
     /// The group of each member.
     group_of: Vec<usize>,
@@ -85,8 +92,8 @@ pub struct ProbeSet {
 
 impl ProbeSet {
     pub fn new(config: ProbeConfig, members: usize) -> ProbeSet {
-        let group = Group { probe: ProbeThread::new(config), unconfirmed: VecDeque::new(), members: (0..members).map(|m| (m, 0)).collect() };
-        ProbeSet { config, groups: vec![group], group_of: vec![0; members], reports: None, max_lag: MAX_LAG }
+        let group = Group { thread: 0, stream: 0, unconfirmed: VecDeque::new(), members: (0..members).map(|m| (m, 0)).collect() };
+        ProbeSet { config, threads: vec![ProbeThread::new(config)], used: vec![1], groups: vec![group], group_of: vec![0; members], reports: None, max_lag: MAX_LAG }
     }
 
     /// Whether `a` and `b` are the same to a probe of config `config`.
@@ -105,7 +112,7 @@ impl ProbeSet {
         let g = self.group_of[m];
         let group = &mut self.groups[g];
         if group.members.len() == 1 {
-            group.probe.observe(r);
+            self.threads[group.thread].observe_in(group.stream, r);
             return;
         }
         let at = group.members.iter().position(|&(x, _)| x == m).expect("a member of its group");
@@ -115,7 +122,7 @@ impl ProbeSet {
             group.unconfirmed.push_back(*r);
             group.members[at].1 += 1;
             if group.unconfirmed.len() > self.max_lag {
-                group.feed_confirmed();
+                group.feed_confirmed(&mut self.threads);
                 if group.unconfirmed.len() > self.max_lag {
                     self.drop_laggards(g);
                 }
@@ -130,7 +137,7 @@ impl ProbeSet {
         // Only the member furthest behind confirms requests, and its count is then the number
         // confirmed; they go to the probe a chunk at a time.
         if seen + 1 >= FEED_CHUNK && group.members.iter().all(|&(x, s)| x == m || s > seen) {
-            group.feed_confirmed();
+            group.feed_confirmed(&mut self.threads);
         }
     }
 
@@ -148,9 +155,9 @@ impl ProbeSet {
                 *s += 1;
             }
         }
-        group.feed_confirmed();
+        group.feed_confirmed(&mut self.threads);
         self.groups.push(group);
-        self.groups[g].feed_confirmed();
+        self.groups[g].feed_confirmed(&mut self.threads);
     }
 
     /// The members of group `g` furthest behind leave it, so that it holds no more requests.
@@ -160,14 +167,21 @@ impl ProbeSet {
         let leaving: Vec<(usize, usize)> = self.groups[g].members.iter().copied().filter(|&(_, s)| s == least).collect();
         let mut group = self.leave(g, &leaving);
         group.unconfirmed.truncate(least);
-        group.feed_confirmed();
+        group.feed_confirmed(&mut self.threads);
         self.groups.push(group);
-        self.groups[g].feed_confirmed();
+        self.groups[g].feed_confirmed(&mut self.threads);
     }
 
     /// Takes `leaving` out of group `g` into a new group (not yet added, with a copy of `g`'s
     /// unconfirmed requests) whose probe is a copy of `g`'s as it is now; the new group's index
     /// is the next one.
+    ///
+    /// Where the copy measures: the front end's stream (member 0) has more references than any
+    /// other and keeps a thread of its own; the streams below it are the same data a moment
+    /// later, so the group without the front end (whichever leaves) measures on in a free stream
+    /// of a thread that does not serve the front end (its own thread's, else another's), sharing
+    /// that thread's key table (one cache miss per key for both streams), or else in a new
+    /// thread of [`MAX_STREAMS`] streams ([`ProbeSet::place_copy`]).
     fn leave(&mut self, g: usize, leaving: &[(usize, usize)]) -> Group {
         let new = self.groups.len();
         let from = &mut self.groups[g];
@@ -176,7 +190,48 @@ impl ProbeSet {
         for &(x, _) in leaving {
             self.group_of[x] = new;
         }
-        Group { probe: from.probe.fork(), unconfirmed: from.unconfirmed.clone(), members: leaving.to_vec() }
+        let (t, s) = (from.thread, from.stream);
+        let unconfirmed = from.unconfirmed.clone();
+        let serves_front = |members: &[(usize, usize)]| members.iter().any(|&(x, _)| x == 0);
+        // Both groups measure on from the same state; the copy goes to the one without the
+        // front end, so that the front end's stream stays alone on its thread.
+        let move_staying = serves_front(leaving);
+        let (u, stream) = self.place_copy(t, s, move_staying);
+        if move_staying {
+            self.groups[g].thread = u;
+            self.groups[g].stream = stream;
+            return Group { thread: t, stream: s, unconfirmed, members: leaving.to_vec() };
+        }
+        Group { thread: u, stream, unconfirmed, members: leaving.to_vec() }
+    }
+
+    /// Makes a copy of stream `s` of thread `t`, as it is now, for a group that does not serve
+    /// the front end: in a free stream of a thread that serves no front end (`t` itself unless
+    /// `t_keeps_front`, else another), or in a new thread. Returns its thread and stream.
+    fn place_copy(&mut self, t: usize, s: usize, t_keeps_front: bool) -> (usize, usize) {
+        let free = |u: usize| {
+            self.used[u] < self.threads[u].streams()
+                && !(u == t && t_keeps_front)
+                && !self.groups.iter().any(|gr| gr.thread == u && gr.members.iter().any(|&(x, _)| x == 0))
+        };
+        if let Some(u) = std::iter::once(t).chain(0..self.threads.len()).find(|&u| free(u)) {
+            let stream = self.used[u];
+            self.used[u] += 1;
+            if u == t {
+                self.threads[t].copy_stream(s, stream);
+            } else {
+                let (a, b) = self.threads.split_at_mut(t.max(u));
+                let (target, source) = if u < t { (&mut a[u], &mut b[0]) } else { (&mut b[0], &mut a[t]) };
+                target.adopt(stream, source, s);
+            }
+            return (u, stream);
+        }
+        let streams = MAX_STREAMS.max(self.threads[t].streams());
+        let thread = self.threads[t].fork(streams);
+        // The copy's other streams hold copies of the source's: only a fresh one may be given.
+        self.used.push(if self.threads[t].streams() == 1 { 1 } else { streams });
+        self.threads.push(thread);
+        (self.threads.len() - 1, s)
     }
 
     /// Each member's report, after every request it saw (the probes' threads end).
@@ -186,19 +241,24 @@ impl ProbeSet {
             for group in &mut self.groups {
                 let mut members = group.members.clone();
                 members.sort_by_key(|&(_, seen)| seen);
-                let probe = group.probe.probe();
+                let probe = self.threads[group.thread].probe();
                 let mut fed = 0;
                 for (m, seen) in members {
                     for r in group.unconfirmed.range(fed..seen) {
-                        probe.observe_request(r);
+                        probe.observe_request_in(group.stream, r);
                     }
                     fed = seen;
-                    reports[m] = Some(probe.report());
+                    reports[m] = Some(probe.report_of(group.stream));
                 }
             }
             self.reports = Some(reports.into_iter().map(|r| r.expect("every member is in a group")).collect());
         }
         self.reports.as_deref().expect("made above")
+    }
+
+    /// Probe threads started so far (for tests and diagnostics).
+    pub fn threads(&self) -> usize {
+        self.threads.len()
     }
 
     /// Groups the members form now (for tests and diagnostics): each group's members.
@@ -292,6 +352,34 @@ mod tests {
         }
         let groups = check(&[a, b.clone(), b], &pipelined(&[5_000; 3], 2), ProbeConfig::default(), None);
         assert_eq!(groups, vec![vec![0], vec![1, 2]]);
+    }
+
+    #[test]
+    fn streams_below_the_front_end_share_a_thread() {
+        // Member 2 differs from 0 and 1 first (and takes 3), then 1 from 0: the three streams
+        // run on two threads, 1 and 2 sharing one.
+        let a = stream(6_000, 7);
+        let mut b = a.clone();
+        b[3_000].offset += 4096;
+        let mut c = b.clone();
+        c[1_000].length = 512;
+        let mut set_groups = check(&[a, b, c.clone(), c], &pipelined(&[6_000; 4], 2), ProbeConfig::default(), None);
+        set_groups.sort();
+        assert_eq!(set_groups, vec![vec![0], vec![1], vec![2, 3]]);
+        let mut set = ProbeSet::new(ProbeConfig::default(), 4);
+        let s = stream(3_000, 7);
+        let mut t = s.clone();
+        t[1_000].length = 512;
+        let mut u = t.clone();
+        u[2_000].offset += 4096;
+        let streams = [s.clone(), t, u.clone(), u];
+        let mut next = [0; 4];
+        for m in pipelined(&[3_000; 4], 2) {
+            set.observe(m, &streams[m][next[m]]);
+            next[m] += 1;
+        }
+        assert_eq!(set.groups().len(), 3);
+        assert_eq!(set.threads(), 2);
     }
 
     #[test]
