@@ -588,13 +588,9 @@ mod tests {
             assert_eq!(n, seg.index.values().filter(|&&i| !seg.slots[i as usize].in_flight).count());
         }
         let cfg = RedcapConfig { segments: 6, segment_blocks: 4, hit_ns_per_block: 1 };
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut rnd = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        let mut rnd = move |n: u64| rng.gen_range(0..n);
         let (mut c, mut out, mut parts) = (Redcap::new(cfg), StageActions::default(), Vec::new());
         let (mut reading, mut past): (Vec<IoRequest>, RedcapCounts) = Default::default();
         for step in 0..20_000u64 {
