@@ -156,12 +156,67 @@ fn state_name(active: bool) -> &'static str {
 /// What a request sent to the virtual disk stands for.
 #[derive(Debug, Clone, Copy)]
 enum Tag {
-    /// A copy of an original read of `blocks` blocks (normal system, active state).
-    Normal(u64),
+    /// A copy of an original read (normal system, active state); its blocks come back with it.
+    Normal,
     /// A simulated REDCAP's segment read.
     Segment((u32, u64)),
     /// A write (either system).
     Write,
+}
+
+/// The kind of a virtual request, in the top bits of its id (the rest is its number), so that
+/// only segment reads need a look-up at completion.
+const VD_KIND: u64 = 3 << 62;
+const VD_NORMAL: u64 = 1 << 62;
+const VD_SEGMENT: u64 = 2 << 62;
+const VD_WRITE: u64 = 3 << 62;
+
+/// Values keyed by numbers handed out in increasing order, most removed soon after (reads being
+/// timed): a run of slots from the oldest key still present, in place of a hash map.
+#[derive(Debug)]
+struct ByNumber<T> {
+    base: u64,
+    slots: std::collections::VecDeque<Option<T>>,
+}
+
+impl<T> Default for ByNumber<T> {
+    fn default() -> Self {
+        ByNumber { base: 0, slots: Default::default() }
+    }
+}
+
+impl<T> ByNumber<T> {
+    /// `k` is larger than every key inserted before.
+    fn insert(&mut self, k: u64, v: T) {
+        if self.slots.is_empty() {
+            self.base = k;
+        }
+        debug_assert!(k >= self.base + self.slots.len() as u64, "keys only grow");
+        while self.base + (self.slots.len() as u64) < k {
+            self.slots.push_back(None);
+        }
+        self.slots.push_back(Some(v));
+    }
+
+    fn get(&self, k: u64) -> Option<&T> {
+        let i = usize::try_from(k.checked_sub(self.base)?).ok()?;
+        self.slots.get(i)?.as_ref()
+    }
+
+    fn get_mut(&mut self, k: u64) -> Option<&mut T> {
+        let i = usize::try_from(k.checked_sub(self.base)?).ok()?;
+        self.slots.get_mut(i)?.as_mut()
+    }
+
+    fn remove(&mut self, k: u64) -> Option<T> {
+        let i = usize::try_from(k.checked_sub(self.base)?).ok()?;
+        let v = self.slots.get_mut(i)?.take();
+        while let Some(None) = self.slots.front() {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+        v
+    }
 }
 
 /// An original read whose partials are still being timed.
@@ -194,7 +249,8 @@ pub struct Ada {
     // Real side timing.
     next_id: u64,
     /// Original reads timed on the real side (REDCAP while active, normal while inactive).
-    real_timing: HashMap<u64, Timing>,
+    /// (Keyed by read number, without the [`REDCAP_ID`] mark.)
+    real_timing: ByNumber<Timing>,
     /// Real REDCAP partials waiting for their segment's dispatch: (read, copy ns).
     real_waiters: HashMap<(u32, u64), Vec<(u64, u64)>>,
     /// Estimated end of real segment reads dispatched and not completed.
@@ -203,7 +259,8 @@ pub struct Ada {
     passed: PartMatcher<u64>,
     // Virtual side.
     next_vid: u64,
-    tags: HashMap<u64, Tag>,
+    /// The simulated REDCAP's segment reads on the virtual disk, by request number.
+    segment_reads: HashMap<u64, (u32, u64)>,
     sim_timing: HashMap<u64, Timing>,
     sim_waiters: HashMap<(u32, u64), Vec<(u64, u64)>>,
     /// Per process, the segment of its last synchronous simulated miss.
@@ -242,12 +299,12 @@ impl Ada {
             page_bytes,
             feed: RealFeed::default(),
             next_id: 0,
-            real_timing: HashMap::default(),
+            real_timing: ByNumber::default(),
             real_waiters: HashMap::default(),
             real_seg_end: HashMap::default(),
             passed: PartMatcher::default(),
             next_vid: 0,
-            tags: HashMap::default(),
+            segment_reads: HashMap::default(),
             sim_timing: HashMap::default(),
             sim_waiters: HashMap::default(),
             sim_last_miss: HashMap::default(),
@@ -288,8 +345,15 @@ impl Ada {
     fn vd_submit(&mut self, tag: Tag, req: VirtualRequest, now_ns: u64) {
         let id = self.next_vid;
         self.next_vid += 1;
-        self.tags.insert(id, tag);
-        self.vd.submit(VirtualRequest { id, ..req }, now_ns);
+        let kind = match tag {
+            Tag::Normal => VD_NORMAL,
+            Tag::Segment(key) => {
+                self.segment_reads.insert(id, key);
+                VD_SEGMENT
+            }
+            Tag::Write => VD_WRITE,
+        };
+        self.vd.submit(VirtualRequest { id: id | kind, ..req }, now_ns);
     }
 
     /// B_Redcap of a read from its partials (K1).
@@ -305,13 +369,13 @@ impl Ada {
 
     /// A partial of read `id` on `side` lasted `dur_ns`; the read is done when all have.
     fn partial_done(&mut self, real: bool, id: u64, dur_ns: u64) {
-        let map = if real { &mut self.real_timing } else { &mut self.sim_timing };
-        let Some(t) = map.get_mut(&id) else { return };
+        let t = if real { self.real_timing.get_mut(id & !REDCAP_ID) } else { self.sim_timing.get_mut(&id) };
+        let Some(t) = t else { return };
         t.dur_ns = t.dur_ns.max(dur_ns);
         t.left -= 1;
         if t.left == 0 {
-            let t = map.remove(&id).expect("timed");
-            self.read_timed(real, id, t);
+            let t = if real { self.real_timing.remove(id & !REDCAP_ID) } else { self.sim_timing.remove(&id) };
+            self.read_timed(real, id, t.expect("timed"));
         }
     }
 
@@ -377,8 +441,13 @@ impl Ada {
         let mut done = std::mem::take(&mut self.done);
         self.vd.swap_completed(&mut done);
         for c in done.drain(..) {
-            match self.tags.remove(&c.id) {
-                Some(Tag::Normal(blocks)) => self.cmp.record(Side::Baseline, c.service_ns() as f64, blocks),
+            let tag = match c.id & VD_KIND {
+                VD_NORMAL => Some(Tag::Normal),
+                VD_SEGMENT => self.segment_reads.remove(&(c.id & !VD_KIND)).map(Tag::Segment),
+                _ => Some(Tag::Write),
+            };
+            match tag {
+                Some(Tag::Normal) => self.cmp.record(Side::Baseline, c.service_ns() as f64, c.blocks as u64),
                 Some(Tag::Segment(key)) => {
                     let sb = self.rc.segment_blocks as u64;
                     let seg = IoRequest { op: Op::Read, device: key.0, block: key.1 * sb, blocks: sb as u32, sync: false, cause: crate::sched::Cause::Prefetch, arrival_ns: c.queued_ns, pid: 0 };
@@ -402,11 +471,11 @@ impl Ada {
     fn read_active(&mut self, req: IoRequest, now_ns: u64, out: &mut StageActions) {
         let id = self.next_id | REDCAP_ID;
         self.next_id += 1;
-        self.vd_submit(Tag::Normal(req.blocks as u64), VirtualRequest { id: 0, pid: req.pid, op: Op::Read, block: req.block, blocks: req.blocks, sync: req.sync, issued_behind: None }, now_ns);
+        self.vd_submit(Tag::Normal, VirtualRequest { id: 0, pid: req.pid, op: Op::Read, block: req.block, blocks: req.blocks, sync: req.sync, issued_behind: None }, now_ns);
         let mut parts = std::mem::take(&mut self.parts);
         self.real.read(req, now_ns, out, &mut parts);
         let blocks = self.redcap_blocks(&parts);
-        self.real_timing.insert(id, Timing { arrival_ns: now_ns, left: parts.len() as u32, dur_ns: 0, blocks });
+        self.real_timing.insert(id & !REDCAP_ID, Timing { arrival_ns: now_ns, left: parts.len() as u32, dur_ns: 0, blocks });
         for p in &parts {
             let copy = self.copy_ns(p.blocks);
             match p.outcome {
@@ -534,7 +603,7 @@ impl BlockStage for Ada {
         let mut passed = std::mem::take(&mut self.passed_parts);
         self.passed.take_into(Op::Read, req.block, req.blocks, &mut passed);
         for &(_, id) in &passed {
-            let arrival = self.real_timing.get(&id).map_or(now_ns, |t| t.arrival_ns);
+            let arrival = self.real_timing.get(id & !REDCAP_ID).map_or(now_ns, |t| t.arrival_ns);
             self.partial_done(true, id, end - arrival);
         }
         self.passed_parts = passed;
@@ -548,7 +617,7 @@ impl BlockStage for Ada {
             }
             self.real_seg_end.insert(key, end);
             for (id, copy) in waiters.unwrap_or_default() {
-                let arrival = self.real_timing.get(&id).map_or(now_ns, |t| t.arrival_ns);
+                let arrival = self.real_timing.get(id & !REDCAP_ID).map_or(now_ns, |t| t.arrival_ns);
                 self.partial_done(true, id, end.saturating_sub(arrival) + copy);
             }
         }

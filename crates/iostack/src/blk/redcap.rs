@@ -21,8 +21,6 @@
 //! Alone, this stage is always active; ADA (`blk::ada`) switches it on and off, driving a cache of
 //! this type through [`Redcap::read`], [`Redcap::write`] and [`Redcap::read_done`].
 
-use std::collections::BTreeMap;
-
 use rustc_hash::FxHashMap as HashMap;
 
 use super::{BlockStage, StageActions, Submit};
@@ -119,10 +117,15 @@ impl RedcapCounts {
 
 #[derive(Debug, Clone)]
 struct Segment {
+    key: (u32, u64),
     /// Valid blocks (bit i: block i of the segment).
     valid: Vec<u64>,
     in_flight: bool,
+    /// The clock of its last use.
     stamp: u64,
+    /// Its neighbours in the LRU order (slots; [`NIL`] at the ends and out of the order).
+    prev: u32,
+    next: u32,
 }
 
 impl Segment {
@@ -131,15 +134,123 @@ impl Segment {
     }
 }
 
+/// No slot.
+const NIL: u32 = u32::MAX;
+
+/// The cached segments, in slots reused after eviction, and the LRU order of those that may be
+/// replaced (not being read), oldest use first, as a list linked through the slots. A segment
+/// being read is kept out of the order, so that finding the victim never walks past segments in
+/// flight (a simulated cache whose virtual disk lags may have thousands); it comes in at its
+/// last use's stamp when its read completes. The order is always by stamp: a use moves its
+/// segment to the end (its stamp is the newest), and a segment coming in is placed by its stamp,
+/// walking from the end (past the segments used since its own last use).
+#[derive(Debug, Clone)]
+struct Segments {
+    slots: Vec<Segment>,
+    free: Vec<u32>,
+    index: HashMap<(u32, u64), u32>,
+    /// Least and most recently used segments of the order.
+    head: u32,
+    tail: u32,
+}
+
+impl Segments {
+    fn new() -> Segments {
+        Segments { slots: Vec::new(), free: Vec::new(), index: HashMap::default(), head: NIL, tail: NIL }
+    }
+
+    fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    fn slot(&self, key: (u32, u64)) -> Option<u32> {
+        self.index.get(&key).copied()
+    }
+
+    fn get(&self, key: (u32, u64)) -> Option<&Segment> {
+        self.slot(key).map(|i| &self.slots[i as usize])
+    }
+
+    fn clear(&mut self) {
+        self.slots.clear();
+        self.free.clear();
+        self.index.clear();
+        self.head = NIL;
+        self.tail = NIL;
+    }
+
+    /// A new segment being read, out of the order, none of its `words` words of blocks valid.
+    fn insert(&mut self, key: (u32, u64), words: usize) -> u32 {
+        let seg = Segment { key, valid: Vec::new(), in_flight: true, stamp: 0, prev: NIL, next: NIL };
+        let i = match self.free.pop() {
+            Some(i) => {
+                let old = std::mem::replace(&mut self.slots[i as usize], seg);
+                self.slots[i as usize].valid = old.valid;
+                i
+            }
+            None => {
+                self.slots.push(seg);
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let valid = &mut self.slots[i as usize].valid;
+        valid.clear();
+        valid.resize(words, 0);
+        self.index.insert(key, i);
+        i
+    }
+
+    /// Takes slot `i` out of the order.
+    fn unlink(&mut self, i: u32) {
+        let (prev, next) = (self.slots[i as usize].prev, self.slots[i as usize].next);
+        match prev {
+            NIL => self.head = next,
+            p => self.slots[p as usize].next = next,
+        }
+        match next {
+            NIL => self.tail = prev,
+            n => self.slots[n as usize].prev = prev,
+        }
+        self.slots[i as usize].prev = NIL;
+        self.slots[i as usize].next = NIL;
+    }
+
+    /// Puts slot `i` (out of the order) in it by its stamp.
+    fn link_by_stamp(&mut self, i: u32) {
+        let stamp = self.slots[i as usize].stamp;
+        let mut after = self.tail;
+        while after != NIL && self.slots[after as usize].stamp > stamp {
+            after = self.slots[after as usize].prev;
+        }
+        let next = match after {
+            NIL => std::mem::replace(&mut self.head, i),
+            a => std::mem::replace(&mut self.slots[a as usize].next, i),
+        };
+        match next {
+            NIL => self.tail = i,
+            n => self.slots[n as usize].prev = i,
+        }
+        self.slots[i as usize].prev = after;
+        self.slots[i as usize].next = next;
+    }
+
+    /// Removes the least recently used segment of the order, if any.
+    fn evict_oldest(&mut self) {
+        let i = self.head;
+        if i == NIL {
+            return;
+        }
+        self.unlink(i);
+        let key = self.slots[i as usize].key;
+        self.index.remove(&key);
+        self.free.push(i);
+    }
+}
+
 /// The REDCAP stage.
 pub struct Redcap {
     cfg: RedcapConfig,
-    segments: HashMap<(u32, u64), Segment>,
-    /// LRU order of the segments that may be replaced (not being read): stamp -> segment. A
-    /// segment being read is kept out, so that finding the victim never walks past segments in
-    /// flight (a simulated cache whose virtual disk lags may have thousands); it comes in at its
-    /// last use's stamp when its read completes.
-    lru: BTreeMap<u64, (u32, u64)>,
+    segments: Segments,
     clock: u64,
     counts: RedcapCounts,
     /// Partials waiting for their segment's read (misses and waits for a segment in flight), to
@@ -172,7 +283,7 @@ pub struct Partial {
 
 impl Redcap {
     pub fn new(cfg: RedcapConfig) -> Redcap {
-        Redcap { cfg, segments: HashMap::default(), lru: BTreeMap::new(), clock: 0, counts: RedcapCounts::default(), waiting: HashMap::default(), spare: Vec::new(), parts: Vec::new() }
+        Redcap { cfg, segments: Segments::new(), clock: 0, counts: RedcapCounts::default(), waiting: HashMap::default(), spare: Vec::new(), parts: Vec::new() }
     }
 
     pub fn counts(&self) -> RedcapCounts {
@@ -190,24 +301,25 @@ impl Redcap {
 
     /// Whether segment `key` is being read.
     pub fn in_flight(&self, key: (u32, u64)) -> bool {
-        self.segments.get(&key).is_some_and(|s| s.in_flight)
+        self.segments.get(key).is_some_and(|s| s.in_flight)
     }
 
     /// Empties the cache (counts are kept; reads waiting for a segment in flight still get their
     /// copy when it arrives).
     pub fn clear(&mut self) {
         self.segments.clear();
-        self.lru.clear();
     }
 
     /// A copy of the cache's metadata with counts at zero, segments being read taken as read (the
     /// simulated cache ADA starts from when it turns REDCAP off, K7).
     pub fn settled_copy(&self) -> Redcap {
-        let mut c = Redcap { segments: self.segments.clone(), lru: self.lru.clone(), clock: self.clock, ..Redcap::new(self.cfg) };
-        for (key, seg) in c.segments.iter_mut().filter(|(_, s)| s.in_flight) {
-            seg.in_flight = false;
-            seg.valid.iter_mut().for_each(|w| *w = u64::MAX);
-            c.lru.insert(seg.stamp, *key);
+        let mut c = Redcap { segments: self.segments.clone(), clock: self.clock, ..Redcap::new(self.cfg) };
+        for &i in self.segments.index.values() {
+            if c.segments.slots[i as usize].in_flight {
+                c.segments.slots[i as usize].in_flight = false;
+                c.segments.slots[i as usize].valid.iter_mut().for_each(|w| *w = u64::MAX);
+                c.segments.link_by_stamp(i);
+            }
         }
         c
     }
@@ -217,7 +329,8 @@ impl Redcap {
         let sb = self.cfg.segment_blocks as u64;
         let mut touched = false;
         for s in req.block / sb..=(req.end() - 1) / sb {
-            if let Some(seg) = self.segments.get_mut(&(req.device, s)) {
+            if let Some(i) = self.segments.slot((req.device, s)) {
+                let seg = &mut self.segments.slots[i as usize];
                 let from = req.block.max(s * sb) - s * sb;
                 let to = req.end().min((s + 1) * sb) - s * sb;
                 for i in from..to {
@@ -243,33 +356,37 @@ impl Redcap {
             let key = (req.device, s);
             let (from, to) = (req.block.max(s * sb), req.end().min((s + 1) * sb));
             let part = IoRequest { block: from, blocks: (to - from) as u32, ..req };
-            let outcome = match self.segments.get(&key) {
+            let slot = self.segments.slot(key);
+            let outcome = match slot.map(|i| &self.segments.slots[i as usize]) {
                 Some(seg) if seg.in_flight => {
                     // K12: wait for the segment being read; its completion completes these blocks.
                     self.counts.partial_hits += 1;
                     self.counts.hits_in_flight += 1;
-                    self.touch(key);
+                    self.touch(slot.expect("cached"));
                     self.wait(key, part);
                     Outcome::InFlight
                 }
                 Some(seg) if seg.all_valid((from - s * sb) as u32, (to - s * sb) as u32) => {
                     self.counts.partial_hits += 1;
-                    self.touch(key);
+                    self.touch(slot.expect("cached"));
                     out.serve(part, now_ns + self.cfg.copy_ns(part.blocks));
                     Outcome::Hit
                 }
-                cached => {
+                _ => {
                     all_hit = false;
                     self.counts.misses += 1;
-                    if cached.is_none() {
-                        self.make_room();
-                        self.segments.insert(key, Segment { valid: vec![0; sb.div_ceil(64) as usize], in_flight: true, stamp: 0 });
-                    } else {
-                        let seg = self.segments.get_mut(&key).expect("cached");
-                        seg.in_flight = true;
-                        self.lru.remove(&seg.stamp);
-                    }
-                    self.touch(key);
+                    let i = match slot {
+                        None => {
+                            self.make_room();
+                            self.segments.insert(key, sb.div_ceil(64) as usize)
+                        }
+                        Some(i) => {
+                            self.segments.slots[i as usize].in_flight = true;
+                            self.segments.unlink(i);
+                            i
+                        }
+                    };
+                    self.touch(i);
                     self.counts.blocks_read += sb;
                     out.issue(IoRequest { block: s * sb, blocks: sb as u32, cause: if req.sync { Cause::Demand } else { Cause::Prefetch }, ..req });
                     self.wait(key, part);
@@ -295,11 +412,12 @@ impl Redcap {
         let sb = self.cfg.segment_blocks as u64;
         for s in req.block.div_ceil(sb)..req.end() / sb {
             let key = (req.device, s);
-            if let Some(seg) = self.segments.get_mut(&key) {
+            if let Some(i) = self.segments.slot(key) {
+                let seg = &mut self.segments.slots[i as usize];
                 if seg.in_flight {
                     seg.in_flight = false;
                     seg.valid.iter_mut().for_each(|w| *w = u64::MAX);
-                    self.lru.insert(seg.stamp, (req.device, s));
+                    self.segments.link_by_stamp(i);
                 }
             }
             if self.waiting.is_empty() {
@@ -314,14 +432,14 @@ impl Redcap {
         }
     }
 
-    fn touch(&mut self, key: (u32, u64)) {
+    /// A use of the segment in slot `i`: the newest stamp, the end of the order (if in it).
+    fn touch(&mut self, i: u32) {
         self.clock += 1;
-        let seg = self.segments.get_mut(&key).expect("a cached segment");
-        if !seg.in_flight {
-            self.lru.remove(&seg.stamp);
-            self.lru.insert(self.clock, key);
+        self.segments.slots[i as usize].stamp = self.clock;
+        if !self.segments.slots[i as usize].in_flight {
+            self.segments.unlink(i);
+            self.segments.link_by_stamp(i);
         }
-        seg.stamp = self.clock;
     }
 
     /// Room for one more segment: the least recently used one not being read goes (none when
@@ -330,9 +448,7 @@ impl Redcap {
         if self.segments.len() < self.cfg.segments as usize {
             return;
         }
-        if let Some((_, key)) = self.lru.pop_first() {
-            self.segments.remove(&key);
-        }
+        self.segments.evict_oldest();
     }
 }
 
@@ -450,6 +566,57 @@ mod tests {
         assert_eq!((c.requests, c.misses, c.hits, c.hits_in_flight), (5, 3, 2, 1), "{c:?}");
         // The device's own responses are the segment reads alone.
         assert_eq!(rep.device_response.read.max_ns, ms);
+    }
+
+    /// The LRU order holds exactly the cached segments not being read, by stamp, linked both
+    /// ways; checked after every step of random reads, writes and completions on a small cache
+    /// (so the victim, its first entry, is the least recently used segment not being read).
+    #[test]
+    fn lru_order_is_by_stamp_through_random_use() {
+        fn check(c: &Redcap) {
+            let seg = &c.segments;
+            let (mut i, mut prev, mut last, mut n) = (seg.head, NIL, None, 0);
+            while i != NIL {
+                let s = &seg.slots[i as usize];
+                assert_eq!(seg.slot(s.key), Some(i), "a linked slot is cached");
+                assert!(!s.in_flight, "a segment being read is out of the order");
+                assert_eq!(s.prev, prev);
+                assert!(last.is_none_or(|l| l < s.stamp), "by stamp");
+                (last, prev, i, n) = (Some(s.stamp), i, s.next, n + 1);
+            }
+            assert_eq!(seg.tail, prev);
+            assert_eq!(n, seg.index.values().filter(|&&i| !seg.slots[i as usize].in_flight).count());
+        }
+        let cfg = RedcapConfig { segments: 6, segment_blocks: 4, hit_ns_per_block: 1 };
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        let mut rnd = move |n: u64| rng.gen_range(0..n);
+        let (mut c, mut out, mut parts) = (Redcap::new(cfg), StageActions::default(), Vec::new());
+        let (mut reading, mut past): (Vec<IoRequest>, RedcapCounts) = Default::default();
+        for step in 0..20_000u64 {
+            let (block, blocks) = (rnd(48), 1 + rnd(6) as u32);
+            let req = IoRequest { op: Op::Read, device: 0, block, blocks, sync: true, cause: Cause::Demand, arrival_ns: step, pid: 1 };
+            match rnd(10) {
+                0 => c.write(&IoRequest { op: Op::Write, ..req }),
+                1..=3 if !reading.is_empty() => {
+                    let r = reading.swap_remove(rnd(reading.len() as u64) as usize);
+                    c.read_done(&r, step, &mut out);
+                }
+                4 if rnd(50) == 0 => {
+                    past.add(&c.counts());
+                    c = c.settled_copy();
+                }
+                _ => {
+                    c.read(req, step, &mut out, &mut parts);
+                    reading.append(&mut out.issue);
+                }
+            }
+            out.serve.clear();
+            out.hold.clear();
+            check(&c);
+        }
+        past.add(&c.counts());
+        assert!(past.misses > 1000 && past.hits > 1000, "{past:?}");
     }
 
     #[test]

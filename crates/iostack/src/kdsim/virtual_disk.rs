@@ -139,11 +139,51 @@ struct ProcState {
     /// served.
     start_after: Option<u64>,
     /// R4: the process waits for these children to exit before any request it issues after
-    /// the wait (serial from the second value on) moves.
-    waiting_for: Vec<(u32, u64)>,
+    /// the wait (serial from the second value on) moves. In the order of the waits, so by
+    /// serial: the first entry is the earliest hold (a parent that goes on forking while the
+    /// virtual disk lags keeps thousands here, and a scan looks only at the first).
+    waiting_for: VecDeque<(u32, u64)>,
     /// The serial of the last request this process issued.
     last_serial: Option<u64>,
     started: bool,
+}
+
+/// The set of serials not yet served. Serials are handed out in order, so the set is a run of
+/// flags from the oldest one unserved (a hash set cost a hash, an insertion and a removal per
+/// request).
+#[derive(Debug, Default)]
+struct Unserved {
+    base: u64,
+    flags: VecDeque<bool>,
+}
+
+impl Unserved {
+    /// `s` is larger than every serial inserted before.
+    fn insert(&mut self, s: u64) {
+        if self.flags.is_empty() {
+            self.base = s;
+        }
+        debug_assert!(s >= self.base + self.flags.len() as u64, "serials only grow");
+        while self.base + (self.flags.len() as u64) < s {
+            self.flags.push_back(false);
+        }
+        self.flags.push_back(true);
+    }
+
+    fn contains(&self, s: &u64) -> bool {
+        s.checked_sub(self.base).and_then(|i| self.flags.get(usize::try_from(i).ok()?).copied()).unwrap_or(false)
+    }
+
+    /// Whether `s` was in the set.
+    fn remove(&mut self, s: &u64) -> bool {
+        let Some(f) = s.checked_sub(self.base).and_then(|i| self.flags.get_mut(usize::try_from(i).ok()?)) else { return false };
+        let was = std::mem::replace(f, false);
+        while self.flags.front() == Some(&false) {
+            self.flags.pop_front();
+            self.base += 1;
+        }
+        was
+    }
 }
 
 /// Matches the block range of a dispatched (possibly merged) request with the requests it
@@ -229,11 +269,12 @@ pub struct VirtualDisk {
     process_queue: usize,
     matcher: PartMatcher<Pending>,
     procs: HashMap<u32, ProcState>,
-    /// R4: the parents waiting for each process to exit.
-    waiters: HashMap<u32, Vec<u32>>,
+    /// R4: the parents waiting for each process to exit, with the serial their wait holds from
+    /// (to find the parent's entry without walking its list).
+    waiters: HashMap<u32, Vec<(u32, u64)>>,
     /// Serials served (for R4's "served" check): the smallest serial not yet served is enough
     /// only in FIFO order, so keep the set of unserved serials instead.
-    unserved: rustc_hash::FxHashSet<u64>,
+    unserved: Unserved,
     in_service: Option<InService>,
     completed: Vec<VirtualCompletion>,
     /// Emptied vectors kept for their allocations (requests moved in a scan, parts of a request
@@ -309,8 +350,10 @@ impl VirtualDisk {
     /// R4: `parent` waits now for `child` to exit: none of its new requests moves until then.
     pub fn wait(&mut self, parent: u32, child: u32) {
         let from = self.next_serial;
-        self.procs.entry(parent).or_default().waiting_for.push((child, from));
-        self.waiters.entry(child).or_default().push(parent);
+        let w = &mut self.procs.entry(parent).or_default().waiting_for;
+        debug_assert!(w.back().is_none_or(|&(_, f)| f <= from), "serials only grow");
+        w.push_back((child, from));
+        self.waiters.entry(child).or_default().push((parent, from));
     }
 
     /// R4: `pid` exited in the real system. A process exits after the reads it issued: it waited
@@ -331,9 +374,16 @@ impl VirtualDisk {
     /// `pid`'s exit takes effect on the virtual disk: a parent waiting for it may go on.
     fn exited(&mut self, pid: u32) {
         self.sched.process_exit(pid, self.clock);
-        for parent in self.waiters.remove(&pid).unwrap_or_default() {
+        for (parent, from) in self.waiters.remove(&pid).unwrap_or_default() {
             if let Some(p) = self.procs.get_mut(&parent) {
-                p.waiting_for.retain(|&(c, _)| c != pid);
+                // Its entry: among those of serial `from`, found by bisection (the list is in
+                // serial order); every entry of `pid` has one in `waiters`, so removing one per
+                // entry there removes all of them.
+                let w = &mut p.waiting_for;
+                let first = w.partition_point(|&(_, f)| f < from);
+                if let Some(i) = (first..w.len()).take_while(|&i| w[i].1 == from).find(|&i| w[i].0 == pid) {
+                    w.remove(i);
+                }
             }
             self.dirty.push(parent);
         }
@@ -471,7 +521,7 @@ impl VirtualDisk {
                 continue;
             }
             // A waiting parent's requests issued since the wait stay.
-            let held_from = st.waiting_for.iter().map(|&(_, from)| from).min().unwrap_or(u64::MAX);
+            let held_from = st.waiting_for.front().map_or(u64::MAX, |&(_, from)| from);
             st.start_after = None;
             // Whether a synchronous read of this process was passed over earlier in the scan:
             // from then on only writes move (R2, R3).
