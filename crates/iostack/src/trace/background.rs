@@ -7,13 +7,16 @@
 //! emptied vectors back, so that in steady state no batch is allocated. The requests, their
 //! order, errors (at the same place in the stream) and the skipped count are those of the inner
 //! reader, so nothing a simulation computes depends on whether it reads in the background.
+//! [`BackgroundReader::scanning`] also makes each batch's [`BatchScan`] on the thread, the
+//! engine's own pass over the batch (see [`super::scan`]).
 
 use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::{ProcessEvent, Request, TraceReader};
+use super::scan::BatchScan;
+use super::{PageSize, ProcessEvent, Request, TraceReader};
 use crate::error::{Location, TraceError};
 
 /// Requests per batch the thread decodes.
@@ -25,8 +28,8 @@ const AHEAD: usize = 4;
 type Events = (Vec<ProcessEvent>, bool);
 
 enum Message {
-    /// A batch, and the inner reader's skipped count after it.
-    Batch(Vec<Request>, u64, Events),
+    /// A batch, its scan (when the reader scans), and the inner reader's skipped count after it.
+    Batch(Vec<Request>, Option<BatchScan>, u64, Events),
     /// The end of the trace, the final skipped count and the last events.
     End(u64, Events),
     /// The inner reader failed; nothing follows.
@@ -36,10 +39,15 @@ enum Message {
 /// Reads a trace on a background thread (see the module documentation).
 pub struct BackgroundReader {
     rx: Receiver<Message>,
-    recycle: Sender<Vec<Request>>,
+    recycle: Sender<(Vec<Request>, BatchScan)>,
     /// The batch being handed out, and the position of its next request.
     current: Vec<Request>,
     pos: usize,
+    /// The scan of `current` (while `scan_of_current`), or of the batch `read_batch` last
+    /// handed out whole (while `scan_handed`); otherwise storage to recycle.
+    scan: BatchScan,
+    scan_of_current: bool,
+    scan_handed: bool,
     path: PathBuf,
     carries_files: bool,
     skipped: u64,
@@ -52,16 +60,36 @@ pub struct BackgroundReader {
 
 impl BackgroundReader {
     /// Starts reading `inner` on a new thread.
-    pub fn spawn(mut inner: Box<dyn TraceReader>) -> BackgroundReader {
+    pub fn spawn(inner: Box<dyn TraceReader>) -> BackgroundReader {
+        Self::start(inner, None)
+    }
+
+    /// Starts reading `inner` on a new thread, which also scans each batch with pages of
+    /// `pages` ([`BatchScan::scan`]); a consumer that takes a batch whole gets its scan from
+    /// [`TraceReader::take_scan`].
+    pub fn scanning(inner: Box<dyn TraceReader>, pages: PageSize) -> BackgroundReader {
+        Self::start(inner, Some(pages))
+    }
+
+    fn start(mut inner: Box<dyn TraceReader>, pages: Option<PageSize>) -> BackgroundReader {
         let path = inner.path().to_path_buf();
         let carries_files = inner.carries_files();
         let (tx, rx) = crossbeam_channel::bounded(AHEAD);
-        let (recycle, recycled) = crossbeam_channel::bounded::<Vec<Request>>(AHEAD + 2);
+        let (recycle, recycled) = crossbeam_channel::bounded::<(Vec<Request>, BatchScan)>(AHEAD + 2);
+        // The largest raw trace time read so far, which the next batch's scan starts from.
+        let mut max_raw_ns = 0;
         let worker = std::thread::Builder::new()
             .name("iostack-trace-reader".into())
             .spawn(move || loop {
-                let mut buf = recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                let (mut buf, mut scan) = recycled.try_recv().unwrap_or_else(|_| (Vec::with_capacity(BATCH), BatchScan::default()));
                 buf.clear();
+                let mut scanned = |buf: &[Request]| {
+                    pages.map(|pages| {
+                        scan.scan(buf, pages, max_raw_ns);
+                        max_raw_ns = scan.max_raw_ns;
+                        std::mem::take(&mut scan)
+                    })
+                };
                 let events = |inner: &mut Box<dyn TraceReader>| {
                     let mut v = Vec::new();
                     inner.take_events(&mut v);
@@ -74,14 +102,15 @@ impl BackgroundReader {
                         return;
                     }
                     Ok(_) => {
-                        if tx.send(Message::Batch(buf, inner.skipped(), events(&mut inner))).is_err() {
+                        let scan = scanned(&buf);
+                        if tx.send(Message::Batch(buf, scan, inner.skipped(), events(&mut inner))).is_err() {
                             return;
                         }
                     }
                     Err(e) => {
                         // The requests decoded before the error come first, as they would
                         // from a reader asked one request at a time.
-                        if !buf.is_empty() && tx.send(Message::Batch(buf, inner.skipped(), events(&mut inner))).is_err() {
+                        if !buf.is_empty() && tx.send(Message::Batch(buf, None, inner.skipped(), events(&mut inner))).is_err() {
                             return;
                         }
                         let _ = tx.send(Message::Failed(e));
@@ -95,6 +124,9 @@ impl BackgroundReader {
             recycle,
             current: Vec::new(),
             pos: 0,
+            scan: BatchScan::default(),
+            scan_of_current: false,
+            scan_handed: false,
             path,
             carries_files,
             skipped: 0,
@@ -115,14 +147,19 @@ impl BackgroundReader {
                 Message::Failed(TraceError::new(&self.path, Location::File, None, "the trace reader thread stopped unexpectedly"))
             });
             match msg {
-                Message::Batch(batch, skipped, (mut events, carries)) => {
+                Message::Batch(batch, scan, skipped, (mut events, carries)) => {
                     self.skipped = skipped;
                     self.events.append(&mut events);
                     self.carries_events = carries;
                     let old = std::mem::replace(&mut self.current, batch);
                     self.pos = 0;
+                    self.scan_of_current = scan.is_some();
+                    let old_scan = match scan {
+                        Some(scan) => std::mem::replace(&mut self.scan, scan),
+                        None => BatchScan::default(),
+                    };
                     // Full when the thread is ahead by more than it can use: then let it go.
-                    let _ = self.recycle.try_send(old);
+                    let _ = self.recycle.try_send((old, old_scan));
                 }
                 Message::End(skipped, (mut events, carries)) => {
                     self.skipped = skipped;
@@ -142,29 +179,44 @@ impl BackgroundReader {
 
 impl TraceReader for BackgroundReader {
     fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
+        self.scan_handed = false;
         if !self.next_batch()? {
             return Ok(None);
         }
+        self.scan_of_current = false;
         self.pos += 1;
         Ok(Some(self.current[self.pos - 1]))
     }
 
     fn read_batch(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, TraceError> {
+        self.scan_handed = false;
         if max == 0 || !self.next_batch()? {
             return Ok(0);
         }
         let rest = self.current.len() - self.pos;
         if self.pos == 0 && buf.is_empty() && rest <= max {
-            // The whole batch: swap vectors instead of copying.
+            // The whole batch: swap vectors instead of copying, and its scan goes with it.
             std::mem::swap(buf, &mut self.current);
             self.current.clear();
             self.pos = 0;
+            self.scan_handed = std::mem::take(&mut self.scan_of_current);
             return Ok(rest);
         }
+        // A part of the batch: its scan is no one's.
+        self.scan_of_current = false;
         let n = rest.min(max);
         buf.extend_from_slice(&self.current[self.pos..self.pos + n]);
         self.pos += n;
         Ok(n)
+    }
+
+    fn take_scan(&mut self, into: &mut BatchScan) -> bool {
+        if !std::mem::take(&mut self.scan_handed) {
+            return false;
+        }
+        // The caller's old scan stays here, to be recycled with the next batch.
+        std::mem::swap(into, &mut self.scan);
+        true
     }
 
     fn skipped(&self) -> u64 {
@@ -284,6 +336,52 @@ mod tests {
         assert!(r.carries_files());
         assert_eq!(read_all(&mut r).unwrap().len(), 10);
         assert_eq!(r.skipped(), 3);
+    }
+
+    #[test]
+    fn a_scanning_reader_hands_each_whole_batch_its_own_scan() {
+        // Times that go back now and then, several pids and devices.
+        let want: Vec<Request> = (0..3 * BATCH as u64 + 100)
+            .map(|i| {
+                let mut r = Request::read((i * 7919 % 5000) * 4096, 4096).at(if i % 1000 == 999 { i - 500 } else { i });
+                r.pid = (i / 3000) as u32;
+                r.device = (i % 3) as u32;
+                r
+            })
+            .collect();
+        let pages = PageSize::new(4096);
+        let mut r = BackgroundReader::scanning(Box::new(VecReader::new(want.clone())), pages);
+        let (mut got, mut max_raw, mut scans) = (Vec::new(), 0, 0);
+        loop {
+            let mut batch = Vec::new();
+            if r.read_batch(&mut batch, BATCH).unwrap() == 0 {
+                break;
+            }
+            let mut inline = BatchScan::default();
+            inline.scan(&batch, pages, max_raw);
+            let mut handed = BatchScan::default();
+            assert!(r.take_scan(&mut handed), "a whole batch comes with its scan");
+            assert_eq!(handed, inline);
+            assert!(!r.take_scan(&mut handed), "a scan is handed once");
+            max_raw = inline.max_raw_ns;
+            scans += 1;
+            got.extend(batch);
+        }
+        assert_eq!((got, scans), (want.clone(), 4));
+        // Batches taken in pieces, or requests one at a time: no scan is handed, and the
+        // caller scans itself.
+        let mut r = BackgroundReader::scanning(Box::new(VecReader::new(want)), pages);
+        let mut part = Vec::new();
+        assert_eq!(r.read_batch(&mut part, 10).unwrap(), 10);
+        assert!(!r.take_scan(&mut BatchScan::default()));
+        assert!(r.next_request().unwrap().is_some());
+        assert!(!r.take_scan(&mut BatchScan::default()));
+        let mut rest = Vec::new();
+        assert_eq!(r.read_batch(&mut rest, BATCH).unwrap(), BATCH - 11);
+        assert!(!r.take_scan(&mut BatchScan::default()), "the rest of a batch taken in pieces");
+        let mut next = Vec::new();
+        assert_eq!(r.read_batch(&mut next, BATCH).unwrap(), BATCH);
+        assert!(r.take_scan(&mut BatchScan::default()), "the next whole batch");
     }
 
     #[test]

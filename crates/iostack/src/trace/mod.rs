@@ -28,6 +28,7 @@ pub mod msr;
 pub mod oracle;
 pub mod parse;
 pub mod plain;
+pub mod scan;
 pub mod source;
 pub mod spc;
 pub mod systor;
@@ -510,6 +511,16 @@ pub trait TraceReader: Send {
 
     /// The file being read, for messages.
     fn path(&self) -> &Path;
+
+    /// Moves into `into` the scan ([`scan::BatchScan`]) of the batch the last
+    /// [`TraceReader::read_batch`] call returned, when this reader made one for exactly that
+    /// batch (a reader that scans as it decodes, [`background::BackgroundReader::scanning`]);
+    /// `false`, leaving `into` as it was, otherwise, and then the caller scans the batch itself.
+    /// Ask right after `read_batch`: a scan belongs to one batch.
+    fn take_scan(&mut self, into: &mut scan::BatchScan) -> bool {
+        let _ = into;
+        false
+    }
 }
 
 /// A boxed reader is a reader, so `&mut Box<dyn TraceReader>` can be passed where a reader is
@@ -538,6 +549,9 @@ macro_rules! forwarding_reader {
             }
             fn path(&self) -> &Path {
                 (**self).path()
+            }
+            fn take_scan(&mut self, into: &mut scan::BatchScan) -> bool {
+                (**self).take_scan(into)
             }
         }
     )*};

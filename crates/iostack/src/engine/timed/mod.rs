@@ -627,10 +627,12 @@ pub fn run_built(
     } else {
         run.prepare(None)?;
     }
-    let mut reader = BackgroundReader::spawn(open()?);
+    // The reader's thread also makes the engine's pass over each batch (`trace::scan`).
+    let pages = crate::trace::PageSize::new(page_size);
+    let mut reader = BackgroundReader::scanning(open()?, pages);
     if run.wants_extents(reader.carries_files()) {
         run.scan_extents(&mut reader)?;
-        reader = BackgroundReader::spawn(open()?);
+        reader = BackgroundReader::scanning(open()?, pages);
     }
     let mut report = run.run_numbered(&mut reader)?;
     if per_device {

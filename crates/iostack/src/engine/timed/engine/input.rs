@@ -37,7 +37,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
         // requests ahead, in two stages so neither stalls, and the entry's list neighbours (which
         // a hit's relinking writes) once the entry has arrived (memory prefetches only; no effect
         // on results).
-        let keys = &self.batch_keys;
+        let keys = &self.scan.keys;
         if let Some(&k) = keys.get(self.batch_pos + 8) {
             self.policy.prefetch_index(k);
         }
@@ -116,50 +116,36 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             self.skipped = reader.skipped();
             return Ok(false);
         }
-        // Checked here, a batch at a time, off the per-request path: device ids the device map
-        // does not name, and the order of trace times.
-        if self.mapped {
+        // What the per-request path needs to know about the batch (the key of each request's
+        // first block, for the memory hints above; the order of trace times; one pid or
+        // several), from one pass over it: made on the reader's thread when it can
+        // (`BackgroundReader::scanning`), else here. The same either way.
+        if !reader.take_scan(&mut self.scan) {
+            self.scan.scan(&self.batch, self.pages, self.order.max_raw_ns);
+        }
+        let scan = &self.scan;
+        // Device ids the device map does not name: checked a batch at a time.
+        if self.mapped && scan.max_device as usize >= self.lanes.len() {
             let lanes = self.lanes.len();
-            if let Some(i) = self.batch.iter().position(|r| r.device as usize >= lanes) {
-                let r = self.batch[i];
-                self.order.read += i as u64 + 1;
-                return Err(self.unmapped_device(&r));
-            }
+            let i = self.batch.iter().position(|r| r.device as usize >= lanes).expect("the batch's largest device");
+            let r = self.batch[i];
+            self.order.read += i as u64 + 1;
+            return Err(self.unmapped_device(&r));
         }
-        // One pass over the batch: the key of each request's first block, for the memory hints
-        // above, and the order check, with the running maximum in a local and the count added
-        // once (one compare per request).
         let t0 = self.t0.unwrap_or(self.batch[0].time_ns);
-        let pages = self.pages;
         let o = &mut self.order;
-        let mut max_raw = o.max_raw_ns;
-        // (Resized, not cleared: every key is written below, so in steady state, batches of
-        // one size, nothing is zeroed first.)
-        let keys = &mut self.batch_keys;
-        keys.resize(self.batch.len(), 0);
-        let backwards = o.backwards;
-        // Whether every request has the first one's pid (the bits that differ, or'ed).
-        let pid0 = self.batch[0].pid;
-        let mut pids = 0;
-        for (i, (r, k)) in self.batch.iter().zip(keys.iter_mut()).enumerate() {
-            *k = block_key(r.device, pages.page_of(r.offset));
-            pids |= r.pid ^ pid0;
-            if r.time_ns < max_raw {
-                o.backwards += 1;
-                if o.first_backwards.is_none() {
-                    o.first_backwards = Some((o.read + i as u64 + 1, r.pid, r.time_ns.saturating_sub(t0), max_raw - t0));
-                }
-            } else {
-                max_raw = r.time_ns;
-            }
+        if let (None, Some((i, prev_max))) = (o.first_backwards, scan.first_backwards) {
+            let r = &self.batch[i];
+            o.first_backwards = Some((o.read + i as u64 + 1, r.pid, r.time_ns.saturating_sub(t0), prev_max - t0));
         }
-        o.max_raw_ns = max_raw;
+        o.backwards += scan.backwards;
+        o.max_raw_ns = scan.max_raw_ns;
         o.read += self.batch.len() as u64;
-        self.batch_one_proc = if o.backwards != backwards {
+        self.batch_one_proc = if scan.backwards > 0 {
             None
         } else {
             match self.s.processes {
-                Processes::Trace => (pids == 0).then_some(pid0),
+                Processes::Trace => scan.one_pid.then_some(self.batch[0].pid),
                 Processes::One => Some(0),
                 Processes::Device => None,
             }

@@ -16,6 +16,7 @@ use crate::device::{Device, DeviceRequest, Service, SECTOR};
 use crate::layer::{Below, DeviceRef, Layer};
 use crate::prefetch::{BlockPresence, CacheActions, Completion, DemandAccess, Fetch, FileView, Prefetcher};
 use crate::sched::{Cause, IoRequest, Scheduler};
+use crate::trace::scan::BatchScan;
 use crate::trace::{Op, PageSize, Request};
 
 mod block_layer;
@@ -418,8 +419,9 @@ pub struct Engine<P: Policy + ?Sized = dyn Policy, F: Prefetcher + ?Sized = dyn 
     last_trace_ns: u64,
     input_done: bool,
     batch: Vec<Request>,
-    /// The key of the first block of each request of `batch`.
-    batch_keys: Vec<Key>,
+    /// What one pass over `batch` found: the key of the first block of each of its requests,
+    /// the order of its trace times, its pids.
+    scan: BatchScan,
     batch_pos: usize,
     /// Where in `batch` the reader stops taking requests straight away: its end, or the place of
     /// the next process event, which is placed there (so that the per-request path tests
@@ -569,7 +571,7 @@ impl<P: Policy + ?Sized, F: Prefetcher + ?Sized, S: Scheduler + ?Sized, D: Devic
             last_trace_ns: 0,
             input_done: false,
             batch: Vec::with_capacity(INPUT_BATCH),
-            batch_keys: Vec::with_capacity(INPUT_BATCH),
+            scan: BatchScan::default(),
             batch_pos: 0,
             batch_stop: 0,
             next_arrival: None,
