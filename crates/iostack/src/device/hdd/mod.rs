@@ -58,6 +58,19 @@
 //! Each request costs the command `overhead` first. Media reads overlap the interface transfer,
 //! so only cache hits pay `bytes / interface`.
 //!
+//! With `immediate_read` (read-on-arrival), a drive "attempt[s] a read as soon as the heads are
+//! near the desired track", so "blocks before the requested ones can be read and stored in the
+//! disk cache too", "similar to a backward prefetching" (the KDSim/REDCAP paper, footnote 3,
+//! l.132, after Ruemmler and Wilkes; its Section 6 explains its drive's behaviour on backward
+//! reads by it, l.222 and l.260). After a read miss's seek the head passes over part of the
+//! target track while the first requested sector comes round; the whole sectors that passed
+//! and lie just before that sector on its track (not those that wrap round past the track's
+//! end, which would not join the segment's run) go into the segment ahead of the requested ones,
+//! as many as the segment holds beside them, and the read-ahead then fills only the rest of the
+//! segment. A later read of those sectors is a hit and does not slide the segment (the drive
+//! keeps what it read before the reader, so a reader going backward finds the next sectors
+//! there); a read past them slides it as usual. Off, nothing is read before the request.
+//!
 //! # Bookkeeping
 //!
 //! Most requests of a random workload are one-block reads that miss the drive's cache, so what
@@ -173,6 +186,10 @@ pub struct Hdd {
     busy_until: u64,
     segments: Segments,
     bg: Option<Background>,
+    /// Per segment, the first sector its last read miss asked for: with `immediate_read`,
+    /// `[start, arrival_end)` are the sectors read on arrival before it (empty when start is
+    /// past it).
+    arrival_end: Vec<u64>,
     pending: std::collections::VecDeque<(u64, u64)>,
     pending_sectors: u64,
     /// The track of the last `locate` (a lookup hint only).
@@ -200,6 +217,7 @@ impl Hdd {
         p.read_ahead = s.bool("read_ahead", p.read_ahead)?;
         p.read_ahead_shortcut = s.bool("read_ahead_shortcut", p.read_ahead_shortcut)?;
         p.write_cache = s.bool("write_cache", p.write_cache)?;
+        p.immediate_read = s.bool("immediate_read", p.immediate_read)?;
         s.finish(KEYS)?;
         Hdd::new(p)
     }
@@ -272,6 +290,7 @@ impl Hdd {
             busy_until: 0,
             segments: Segments::new(nseg, seg_sectors),
             bg: None,
+            arrival_end: vec![0; nseg],
             pending: Default::default(),
             pending_sectors: 0,
             last_track: std::cell::Cell::new(TrackHint {
@@ -395,23 +414,9 @@ impl Hdd {
             let pl = self.locate(lba);
             let z = &self.zones[pl.zone];
             let n = (to - lba).min(z.spt - pl.sector);
-            t += if pl.cyl != pos.cyl {
-                self.seek.time_ns(pl.cyl.abs_diff(pos.cyl))
-            } else if pl.head != pos.head {
-                self.head_switch_ns
-            } else {
-                0.0
-            };
+            let (arrive, wait) = self.arrive(pos, t, &pl);
+            t = arrive;
             pos = HeadPos { cyl: pl.cyl, head: pl.head };
-            let here = fract(t / self.rev_ns);
-            // Both angles are in [0, 1), so their difference is in (-1, 1) and its Euclidean
-            // remainder by 1 is the difference itself or one more (exactly `rem_euclid(1.0)`,
-            // without its call to fmod).
-            let d = self.angle(&pl) - here;
-            let mut wait = if d < 0.0 { d + 1.0 } else { d };
-            if wait > 1.0 - 1e-6 {
-                wait = 0.0; // rounding: the sector is under the head now
-            }
             t += wait * self.rev_ns;
             if !chunk(lba, n, t, z.sector_ns, pos) {
                 return (t, pos);
@@ -420,6 +425,40 @@ impl Hdd {
             lba += n;
         }
         (t, pos)
+    }
+
+    /// Moving the head from `pos` at time `t` to the track of `pl`: when it is there (after the
+    /// seek or head switch), and the part of a revolution it then waits for `pl`'s sector.
+    #[inline(always)]
+    fn arrive(&self, pos: HeadPos, t: f64, pl: &Place) -> (f64, f64) {
+        let t = t + if pl.cyl != pos.cyl {
+            self.seek.time_ns(pl.cyl.abs_diff(pos.cyl))
+        } else if pl.head != pos.head {
+            self.head_switch_ns
+        } else {
+            0.0
+        };
+        let here = fract(t / self.rev_ns);
+        // Both angles are in [0, 1), so their difference is in (-1, 1) and its Euclidean
+        // remainder by 1 is the difference itself or one more (exactly `rem_euclid(1.0)`,
+        // without its call to fmod).
+        let d = self.angle(pl) - here;
+        let mut wait = if d < 0.0 { d + 1.0 } else { d };
+        if wait > 1.0 - 1e-6 {
+            wait = 0.0; // rounding: the sector is under the head now
+        }
+        (t, wait)
+    }
+
+    /// Immediate read: how many sectors just before `a`, on its track, pass whole under the
+    /// head while it waits for `a` after moving from `pos` at time `t` (see the module comment).
+    fn read_on_arrival(&self, pos: HeadPos, t: f64, a: u64) -> u64 {
+        let pl = self.locate(a);
+        let (_, wait) = self.arrive(pos, t, &pl);
+        // Sector a - i starts i / spt of a revolution before a: it passes whole when the wait
+        // is at least that long.
+        let passed = (wait * to_f64(self.zones[pl.zone].spt)) as u64;
+        passed.min(pl.sector)
     }
 
     /// When sector `x` (exclusive end) of the background read-ahead is in the buffer.
@@ -563,14 +602,22 @@ impl Hdd {
         }
         // Miss: read from the media.
         self.stop_bg(t);
+        let s = self.seg_sectors;
+        let before = if self.p.immediate_read && n < s && !self.segments.is_empty() {
+            self.read_on_arrival(self.pos, t, a).min(s - n)
+        } else {
+            0
+        };
         let (finish, pos) = self.walk(self.pos, t, a, b, |_, _, _, _, _| true);
         self.pos = pos;
         if !self.segments.is_empty() {
             let i = self.segments.victim();
-            let s = self.seg_sectors;
-            self.segments.fill(i, if n > s { b - s } else { a }, b);
+            let start = if n > s { b - s } else { a - before };
+            self.segments.fill(i, start, b);
+            self.arrival_end[i] = a;
             if self.p.read_ahead && n < s {
-                let to = (a + s).min(self.capacity);
+                // The read-ahead fills what the segment has left.
+                let to = (start + s).min(self.capacity);
                 if to > b {
                     self.bg = Some(Background { seg: i, from: b, to, t0: finish, pos0: pos });
                 }
@@ -582,7 +629,9 @@ impl Hdd {
     /// After a read of `[a, ..)` served by segment `i`: keep the segment full ahead of the reader.
     fn slide(&mut self, i: usize, a: u64, now: f64) {
         self.segments.touch(i);
-        if !self.p.read_ahead {
+        if !self.p.read_ahead || a < self.arrival_end[i] {
+            // (A read of sectors read on arrival, before those the segment's miss asked for,
+            // keeps the segment where it is.)
             return;
         }
         let s = self.seg_sectors;

@@ -42,6 +42,10 @@ pub struct HddParams {
     pub read_ahead_shortcut: bool,
     /// Write cache (immediate report) on.
     pub write_cache: bool,
+    /// Immediate read (read-on-arrival): after a read miss's seek, the drive reads the sectors
+    /// that pass under the head while it waits for the first requested one, and keeps those
+    /// just before it, on its track, in the segment.
+    pub immediate_read: bool,
 }
 
 /// Hitachi (IBM) Ultrastar 18ZX, 10,000 rpm, 18.35 GB; the DULO paper's example drive.
@@ -76,6 +80,7 @@ pub fn ultrastar18zx() -> HddParams {
         read_ahead: true,
         read_ahead_shortcut: false,
         write_cache: true,
+        immediate_read: false,
     }
 }
 
@@ -113,6 +118,7 @@ pub fn wd7200() -> HddParams {
         read_ahead: true,
         read_ahead_shortcut: false,
         write_cache: true,
+        immediate_read: false,
     }
 }
 
@@ -149,6 +155,7 @@ pub fn st3400620as() -> HddParams {
         read_ahead: true,
         read_ahead_shortcut: false,
         write_cache: true,
+        immediate_read: false,
     }
 }
 
@@ -191,6 +198,7 @@ pub fn cheetah9lp() -> HddParams {
         read_ahead: true,
         read_ahead_shortcut: false,
         write_cache: true,
+        immediate_read: false,
     }
 }
 
@@ -228,6 +236,7 @@ pub fn rz56() -> HddParams {
         read_ahead: true,
         read_ahead_shortcut: true,
         write_cache: false,
+        immediate_read: false,
     }
 }
 
@@ -262,6 +271,7 @@ pub fn rz26() -> HddParams {
         read_ahead: true,
         read_ahead_shortcut: true,
         write_cache: false,
+        immediate_read: false,
     }
 }
 
@@ -299,5 +309,6 @@ pub const KEYS: &[&str] = &[
     "read_ahead",
     "read_ahead_shortcut",
     "write_cache",
+    "immediate_read",
 ];
 

@@ -211,3 +211,53 @@ fn segment_indexes_stay_exact_under_the_drive() {
         }
     }
 }
+
+#[test]
+fn immediate_read_keeps_the_sectors_that_passed_before_the_request() {
+    // The head starts on track 0 at angle 0; after the command overhead it is at overhead / rev,
+    // and it then waits for sector 100 (at 100 / spt): the whole sectors before 100 that pass in
+    // that wait are read on arrival, and no other.
+    for preset in ["st3400620as", "wd7200"] {
+        let mut d = hdd(&format!("hdd:{preset},immediate_read=on,read_ahead=off"));
+        let spt = d.zones[0].spt as f64;
+        let here = d.overhead_ns / d.rev_ns;
+        let passed = ((100.0 / spt - here) * spt) as u64;
+        assert!(passed > 16 && passed < 100, "{preset}: {passed}");
+        let first = d.service(&DeviceRequest::read(100, 16), 0);
+        assert!(!first.cache_hit);
+        let hit = d.service(&DeviceRequest::read(100 - passed, passed), first.finish_ns);
+        assert!(hit.cache_hit, "{preset}: the {passed} sectors that passed");
+        let miss = d.service(&DeviceRequest::read(100 - passed - 1, 1), hit.finish_ns);
+        assert!(!miss.cache_hit, "{preset}: the sector under the head on arrival");
+        // Off, the same reads miss.
+        let mut off = hdd(&format!("hdd:{preset},read_ahead=off"));
+        let first = off.service(&DeviceRequest::read(100, 16), 0);
+        assert!(!off.service(&DeviceRequest::read(99, 1), first.finish_ns).cache_hit, "{preset}");
+    }
+}
+
+#[test]
+fn immediate_read_serves_a_backward_reader_from_the_cache() {
+    // A file read backward in 8 KiB requests (TAC): without immediate read every request waits
+    // most of a revolution for its sectors, which the head has just passed; with it, the sectors
+    // before a miss's are in the segment, so most requests are hits and the mean time falls.
+    let run = |spec: &str| {
+        let mut d = hdd(spec);
+        let (mut t, mut hits, mut busy) = (0u64, 0u32, 0u64);
+        let n = 2000u64;
+        let end = 1_000_000u64;
+        for i in 1..=n {
+            let s = d.service(&DeviceRequest::read(end - 16 * i, 16), t);
+            hits += s.cache_hit as u32;
+            busy += s.finish_ns - s.start_ns;
+            t = s.finish_ns + 100_000;
+        }
+        (hits as f64 / n as f64, busy as f64 / n as f64 / 1e6)
+    };
+    let (hits_off, ms_off) = run("hdd:st3400620as");
+    let (hits_on, ms_on) = run("hdd:st3400620as,immediate_read=on");
+    assert_eq!(hits_off, 0.0);
+    assert!(ms_off > 7.0, "{ms_off} ms per read without immediate read");
+    assert!(hits_on > 0.8, "{hits_on} of the reads hit with immediate read");
+    assert!(ms_on < ms_off / 4.0, "{ms_on} ms against {ms_off} ms");
+}
