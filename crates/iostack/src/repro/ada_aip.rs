@@ -18,6 +18,7 @@
 //! `benchmarks.all_completed_ns`). Files are scaled down as in `ada-patterns`.
 
 use super::ada_patterns::{AdaPatterns, Pair, Tables};
+use super::kdsim_accuracy::HDD;
 use super::{Check, Figure, Progress, Report, ReproInfo, Series, Table};
 use crate::engine::timed::TimedReport;
 use crate::error::Error;
@@ -31,8 +32,8 @@ use crate::workload::tac::Tac;
 /// The setups of Tables 2 and 4, with the paper's improvements for 1, 2 and 4 processes per
 /// benchmark.
 const PAPER: [(&str, &str, [f64; 3], &str); 4] = [
-    ("hdd:st3400620as", "cfq", [74.3, 73.1, 60.3], "Table 2"),
-    ("hdd:st3400620as", "as", [3.5, 18.4, 19.3], "Table 2"),
+    (HDD, "cfq", [74.3, 73.1, 60.3], "Table 2"),
+    (HDD, "as", [3.5, 18.4, 19.3], "Table 2"),
     ("ssd:x25m", "cfq", [88.7, 79.2, 63.6], "Table 4"),
     ("ssd:x25m", "noop", [84.3, 83.8, 86.5], "Table 4"),
 ];

@@ -5,7 +5,8 @@
 //! REDCAP under ADA (64 MiB of 512 x 128 KiB segments, 5 us per block copied, windows of 1000
 //! reads, tumbling, starting active, the virtual disk's table trained off line against the
 //! device's model and updated on line, as the paper's kernel loads trained tables at boot, l.201).
-//! The paper's setups: the HDD (`hdd:st3400620as`) with CFQ and AS, the SSD (`ssd:x25m`) with CFQ
+//! The paper's setups: the HDD (`hdd:st3400620as`, reading on arrival as the paper's drive does,
+//! [`HDD`]) with CFQ and AS, the SSD (`ssd:x25m`) with CFQ
 //! and Noop, the same scheduler for the real and virtual disks (l.199), 1 and 8 processes each with
 //! its own files, 128 KiB requests, Linux readahead above a page cache. Every request also pays
 //! the paper's host its I/O path between dispatch and completion ([`HOST_PATH_NS`], 167 us, from
@@ -24,6 +25,7 @@
 //! under 258 MiB its series come back to segments still cached and REDCAP would hit); LKR a tree of
 //! 3,000 files in 200 directories per process.
 
+use super::kdsim_accuracy::HDD;
 use super::{Check, Figure, Progress, Report, ReproInfo, Series, Table};
 use crate::engine::timed::{run_built, StackConfig, TimedReport, TimedRun};
 use crate::error::Error;
@@ -57,7 +59,7 @@ pub fn with_host_path(device: &str) -> Result<String, Error> {
 }
 
 /// The paper's disks and their schedulers.
-pub const SETUPS: [(&str, &str); 4] = [("hdd:st3400620as", "cfq"), ("hdd:st3400620as", "as"), ("ssd:x25m", "noop"), ("ssd:x25m", "cfq")];
+pub const SETUPS: [(&str, &str); 4] = [(HDD, "cfq"), (HDD, "as"), ("ssd:x25m", "noop"), ("ssd:x25m", "cfq")];
 
 /// The benchmarks, in the paper's (AIR) order.
 pub const PATTERNS: [&str; 5] = ["TAC", "512k-SR", "8k-SR", "LKR", "IOR-R"];
@@ -359,7 +361,7 @@ pub fn reproduce_with(r: &AdaPatterns, progress: &Progress) -> Report {
     // its gain depends on what a command costs against the media time of the stride's 12 KiB.
     let mut rows = Vec::new();
     for overhead in ["0.1ms", "0.2ms", "0.267415ms", "0.3ms"] {
-        let device = format!("hdd:st3400620as,overhead={overhead}");
+        let device = format!("{HDD},overhead={overhead}");
         let got = r.always_on(&r.stack(&device, "cfq"), &|| r.streams("8k-SR", 1));
         progress.step(&format!("8k-SR with {overhead} per command"));
         match got {
@@ -372,10 +374,10 @@ pub fn reproduce_with(r: &AdaPatterns, progress: &Progress) -> Report {
         header: ["overhead", "vanilla app (s)", "REDCAP app (s)", "gain %"].iter().map(|s| s.to_string()).collect(),
         rows,
     });
-    // TAC on the HDD model with and without the drive's cache: every backward 8 KiB read waits
-    // most of a revolution, which no drive cache of the model shortens.
+    // TAC on the HDD model with and without reading on arrival, and without the drive's cache:
+    // without it every backward 8 KiB read waits most of a revolution.
     let mut rows = Vec::new();
-    for device in ["hdd:st3400620as", "hdd:st3400620as,cache=off", "ssd:x25m"] {
+    for device in [HDD, "hdd:st3400620as", "hdd:st3400620as,cache=off", "ssd:x25m"] {
         let got = r.always_on(&r.stack(device, "cfq"), &|| r.streams("TAC", 1));
         progress.step(&format!("TAC on {device}"));
         match got {
