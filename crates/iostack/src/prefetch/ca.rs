@@ -413,7 +413,16 @@ impl Prefetcher for ControlledAggressive {
                 self.control(pid, k, PROTECT);
             }
         }
-        self.files.get(&k).copied()
+        self.files.get(&k).copied().or_else(|| self.fallback.file_of(device, block))
+    }
+
+    /// The oblivious processes' one-block lookahead fetches a file's next block where it lies.
+    fn wants_file_map(&self) -> bool {
+        self.p.oblivious
+    }
+
+    fn set_file_map(&mut self, map: std::sync::Arc<super::file_map::FileMap>) {
+        self.fallback.set_file_map(map);
     }
 
     fn acts_on_cache(&self) -> bool {

@@ -6,19 +6,29 @@
 //! One module per prefetcher:
 //!
 //! - [`none`]: no prefetching.
-//! - [`obl`]: one-block lookahead: on every demand access to block b, fetch b+1; `obl:seq`,
-//!   the Ultrix/BSD read-ahead: after K and K+1 of a file, fetch K+2.
+//! - [`obl`]: one-block lookahead: on every demand access to a file's block, fetch the file's
+//!   next block; `obl:seq`, the Ultrix/BSD read-ahead: after K and K+1 of a file, fetch K+2.
+//!   The next block is found where the file system put it ([`file_map`]).
 //! - [`pm`]: prefetch on miss of degree N (Split paper §2): on a miss of b, fetch b+1..b+N.
 //! - [`pa`]: prefetch always of degree N (Split paper §2): on every access to b, fetch
 //!   b+1..b+N.
 //! - [`linux`]: Linux's on-demand readahead (mm/readahead.c), per file.
 //! - [`pmlast`]: prefetch on miss and on a hit to a stream's last cached block (Split paper §2).
 //!
+//! `pm`, `pa` and `pmlast` fetch the blocks that follow on the device, as the Split paper's
+//! storage cache does ("blocks contiguous to the missed block", papers/003 l.77, its streams
+//! runs of block numbers, l.55); `linux` works in file pages but places its window's pages
+//! as far from the accessed block on the device as they are in the file (a contiguous file),
+//! without the map, whose look-ups the default stack's hot path does not pay for.
+//!
 //! [`select`] is not a prefetcher of its own: it chooses between two of them on line
 //! (`--prefetch-select`), KDSim's controller with a shadow page cache playing the other.
 
+use std::sync::Arc;
+
 use crate::error::ConfigError;
 use crate::sched::ComponentSpec;
+use file_map::FileMap;
 
 /// Largest prefetch degree (blocks per prefetch) of the fixed-degree prefetchers (`pm`, `pa`,
 /// `pmlast`): 4096 blocks, 16 MiB of 4 KiB pages, far beyond any studied setting; more makes every
@@ -29,6 +39,7 @@ pub const MAX_DEGREE: u64 = 4096;
 pub const MAX_READAHEAD_BYTES: u64 = 64 << 20;
 
 pub mod ca;
+pub mod file_map;
 pub mod linux;
 pub mod none;
 pub mod obl;
@@ -230,6 +241,17 @@ pub trait Prefetcher: std::any::Any + Send {
     fn cache_actions(&mut self, out: &mut CacheActions) {
         let _ = out;
     }
+    /// Whether the prefetcher fetches a file's next logical block and needs to know where the
+    /// file system put it: the engine then learns the trace's [`FileMap`] in a pass before the
+    /// run (traces that name files only) and hands it over with [`Prefetcher::set_file_map`].
+    /// Constant for the prefetcher's life. Default: `false` (no pass, no map).
+    fn wants_file_map(&self) -> bool {
+        false
+    }
+    /// Where the trace's files lie, before the run (see [`Prefetcher::wants_file_map`]).
+    fn set_file_map(&mut self, map: Arc<FileMap>) {
+        let _ = map;
+    }
     /// Whether the prefetcher needs the applications' access lists (from hints).
     fn wants_lists(&self) -> bool {
         false
@@ -286,6 +308,20 @@ pub(crate) fn next_blocks(a: &DemandAccess, degree: u64, out: &mut Vec<Fetch>) {
     if n > 0 {
         out.push(Fetch { device: a.device, block: a.block + 1, blocks: n as u32, marker: None });
     }
+}
+
+/// Where the file's block after the accessed one lies: in the file map when it has the place,
+/// else the device block after the accessed one (files without a map, the device standing for a
+/// file, blocks the trace never placed); `None` past the end of the file when its size is known.
+#[inline]
+pub(crate) fn next_in_file(a: &DemandAccess, map: Option<&FileMap>) -> Option<(u32, u64)> {
+    if a.file.size_pages.saturating_sub(a.file.index + 1) == 0 {
+        return None;
+    }
+    Some(match map {
+        Some(m) if !a.file.is_device => m.next_place(a.file.id, a.file.index, a.device, a.block),
+        _ => (a.device, a.block + 1),
+    })
 }
 
 #[cfg(test)]

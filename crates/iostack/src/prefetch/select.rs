@@ -127,6 +127,9 @@ pub struct PrefetchSelect {
     now: u64,
     /// A switch decided, taken when the read being looked up is over.
     switch_due: bool,
+    /// Whether either setting fetches a file's next block where it lies, and the map they get.
+    wants_map: bool,
+    file_map: Option<std::sync::Arc<super::file_map::FileMap>>,
 }
 
 impl PrefetchSelect {
@@ -134,8 +137,10 @@ impl PrefetchSelect {
     /// timed by `table`.
     pub fn new(cfg: ControllerConfig, stack: &ShadowStack, table: TableModel) -> Result<PrefetchSelect, ConfigError> {
         let mut names = [String::new(), String::new()];
+        let mut wants_map = false;
         for (i, spec) in cfg.specs.iter().enumerate() {
             let p = build(spec, stack.page_bytes)?;
+            wants_map |= p.wants_file_map();
             if p.wants_lists() || p.acts_on_cache() {
                 return Err(ConfigError::new(OPTION, format!("prefetcher `{spec}` works from the applications' access lists and acts on the cache; the controller chooses between readahead settings")));
             }
@@ -166,6 +171,8 @@ impl PrefetchSelect {
             shadow_reads: 0,
             now: 0,
             switch_due: false,
+            wants_map,
+            file_map: None,
             cfg,
         })
     }
@@ -243,7 +250,12 @@ impl PrefetchSelect {
             return;
         }
         self.real = build(&self.cfg.specs[other], self.page_bytes).expect("built at the start");
-        self.shadow.set_prefetcher(build(&self.cfg.specs[self.running], self.page_bytes).expect("built at the start"));
+        let mut played = build(&self.cfg.specs[self.running], self.page_bytes).expect("built at the start");
+        if let Some(m) = &self.file_map {
+            self.real.set_file_map(m.clone());
+            played.set_file_map(m.clone());
+        }
+        self.shadow.set_prefetcher(played);
         self.shadow_reads = 0;
         self.running = other;
     }
@@ -312,6 +324,16 @@ impl Prefetcher for PrefetchSelect {
         if self.switch_due {
             self.switch();
         }
+    }
+
+    fn wants_file_map(&self) -> bool {
+        self.wants_map
+    }
+
+    fn set_file_map(&mut self, map: std::sync::Arc<super::file_map::FileMap>) {
+        self.real.set_file_map(map.clone());
+        self.shadow.set_file_map(map.clone());
+        self.file_map = Some(map);
     }
 
     fn report(&self) -> Option<serde_json::Value> {

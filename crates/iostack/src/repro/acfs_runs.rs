@@ -3,7 +3,8 @@
 //! pairs, under its six file system configurations (the presets `acfs-1` .. `acfs-6`,
 //! [`crate::engine::timed::preset`]), through the timed engine.
 //!
-//! - **Applications** are iostack's ACFS generators ([`crate::workload::acfs`]) with their hints.
+//! - **Applications** are iostack's ACFS generators ([`crate::workload::acfs`]) with their hints,
+//!   cs2's, cs3's and gli's files laid out as the paper's fast file system lays them ([`FFS`]).
 //!   Each process computes between its block reads for a CPU time per 8 KiB block that the paper
 //!   does not give (its Figures 4-5 show the split of elapsed time into CPU and I/O only as bars):
 //!   the values in [`APPS`] are assumed, chosen so that each application is I/O-bound or
@@ -39,18 +40,27 @@ pub struct App {
     pub disk: &'static str,
     /// Generator parameters of the reduced size tests use (about a third of the paper's data).
     pub small: &'static str,
+    /// Generator parameters of both sizes: the file system's layout (see [`FFS`]).
+    pub params: &'static str,
 }
+
+/// The layout of the paper's file system, Ultrix 4.3's Berkeley fast file system with 8 KB
+/// blocks (l.209), for the applications that read many files (cs2, cs3, gli): a file's blocks
+/// every other block, as 4.3BSD's allocator places them with `newfs`'s defaults of the time
+/// (`ffs_allocate` in [`acfs`]; docs/reproductions.md, the ACFS layout section). cs1's and din's
+/// single files, psel's tables and Andrew's small files keep the contiguous layout.
+pub const FFS: &str = "fs=ffs";
 
 /// The paper's applications, in its figures' order, and the Andrew benchmark.
 pub const APPS: &[App] = &[
-    App { name: "cs1", generator: "acfs-cs1", cpu_us: 2000, disk: "rz56", small: "queries=4,db_mb=3" },
-    App { name: "cs2", generator: "acfs-cs2", cpu_us: 2000, disk: "rz56", small: "patterns=2,mb=6" },
-    App { name: "cs3", generator: "acfs-cs3", cpu_us: 2000, disk: "rz56", small: "patterns=2,mb=3.5" },
-    App { name: "din", generator: "acfs-din", cpu_us: 4000, disk: "rz56", small: "passes=5,mb=2.7" },
-    App { name: "gli", generator: "acfs-gli", cpu_us: 2000, disk: "rz56", small: "queries=3" },
-    App { name: "psel1", generator: "acfs-psel1", cpu_us: 1000, disk: "rz26", small: "" },
-    App { name: "psel2", generator: "acfs-psel2", cpu_us: 1000, disk: "rz26", small: "" },
-    App { name: "andrew", generator: "acfs-andrew", cpu_us: 20000, disk: "rz26", small: "files=40" },
+    App { name: "cs1", generator: "acfs-cs1", cpu_us: 2000, disk: "rz56", small: "queries=4,db_mb=3", params: "" },
+    App { name: "cs2", generator: "acfs-cs2", cpu_us: 2000, disk: "rz56", small: "patterns=2,mb=6", params: FFS },
+    App { name: "cs3", generator: "acfs-cs3", cpu_us: 2000, disk: "rz56", small: "patterns=2,mb=3.5", params: FFS },
+    App { name: "din", generator: "acfs-din", cpu_us: 4000, disk: "rz56", small: "passes=5,mb=2.7", params: "" },
+    App { name: "gli", generator: "acfs-gli", cpu_us: 2000, disk: "rz56", small: "queries=3", params: FFS },
+    App { name: "psel1", generator: "acfs-psel1", cpu_us: 1000, disk: "rz26", small: "", params: "" },
+    App { name: "psel2", generator: "acfs-psel2", cpu_us: 1000, disk: "rz26", small: "", params: "" },
+    App { name: "andrew", generator: "acfs-andrew", cpu_us: 20000, disk: "rz26", small: "files=40", params: "" },
 ];
 
 /// Looks an application up by its paper name.
@@ -128,6 +138,9 @@ pub fn workload(apps: &[&App], scale: Scale) -> Result<(Vec<Request>, Hints), Er
     let mut hints = Hints { source: apps.iter().map(|a| a.name).collect::<Vec<_>>().join("+"), processes: Vec::new() };
     for (i, a) in apps.iter().enumerate() {
         let mut text = format!("pid={},device={}", i + 1, devices[i]);
+        if !a.params.is_empty() {
+            text += &format!(",{}", a.params);
+        }
         if scale == Scale::Small && !a.small.is_empty() {
             text += &format!(",{}", a.small);
         }

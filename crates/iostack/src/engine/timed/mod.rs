@@ -33,6 +33,8 @@ mod cpu_tests;
 #[cfg(test)]
 mod fig1_tests;
 #[cfg(test)]
+mod file_map_tests;
+#[cfg(test)]
 mod hook_tests;
 mod latency_log;
 mod observers;
@@ -121,6 +123,8 @@ pub struct TimedRun {
     devices: DeviceTable,
     /// The application hints the config names.
     hints: Option<std::sync::Arc<HintsSpec>>,
+    /// The prefetcher has been told where the trace's files lie.
+    file_map_given: bool,
 }
 
 impl TimedRun {
@@ -251,7 +255,7 @@ impl TimedRun {
             }
         };
         with_engine!(&mut engine, e => e.set_device_ids(table.clone()));
-        let mut run = TimedRun { config: config.clone(), engine, probes, request_probe, devices: table, hints: hints.map(std::sync::Arc::new) };
+        let mut run = TimedRun { config: config.clone(), engine, probes, request_probe, devices: table, hints: hints.map(std::sync::Arc::new), file_map_given: false };
         match (&config.redcap, &config.ada) {
             (None, Some(_)) => return Err(ConfigError::new("--ada", "ADA switches REDCAP on and off: give --redcap too (e.g. --redcap on)")),
             (Some(spec), None) => {
@@ -384,8 +388,36 @@ impl TimedRun {
     /// First pass: the largest extent accessed in each file (requests with a file but no file
     /// size) and on each device (requests without a file), as file sizes for the prefetcher.
     pub fn scan_extents(&mut self, reader: &mut dyn TraceReader) -> Result<(), Error> {
+        self.scan(reader, true, false)
+    }
+
+    /// Whether the prefetcher wants to know where the trace's files lie
+    /// ([`Prefetcher::wants_file_map`]) and has not been told: a first pass learns it, when the
+    /// trace names files (`carries_files`).
+    pub fn wants_file_map(&self, carries_files: bool) -> bool {
+        carries_files && !self.file_map_given && with_engine!(&self.engine, e => e.prefetcher().wants_file_map())
+    }
+
+    /// Hands the prefetcher where the trace's files lie (its requests with devices numbered
+    /// by this run's table).
+    pub fn set_file_map(&mut self, map: crate::prefetch::file_map::FileMap) {
+        let map = std::sync::Arc::new(map);
+        with_engine!(&mut self.engine, e => e.prefetcher_mut().set_file_map(map));
+        self.file_map_given = true;
+    }
+
+    /// First pass for the file map alone ([`TimedRun::wants_file_map`]).
+    pub fn scan_file_map(&mut self, reader: &mut dyn TraceReader) -> Result<(), Error> {
+        self.scan(reader, false, true)
+    }
+
+    /// One first pass over the trace for what the run wants of it: the extents
+    /// ([`TimedRun::scan_extents`]) and the file map ([`TimedRun::scan_file_map`]).
+    fn scan(&mut self, reader: &mut dyn TraceReader, extents: bool, file_map: bool) -> Result<(), Error> {
         let ps = self.config.page_size;
-        let extents = with_engine!(&mut self.engine, e => &mut e.extents);
+        let pages = crate::trace::PageSize::new(ps);
+        let mut map = crate::prefetch::file_map::FileMap::default();
+        let sizes = with_engine!(&mut self.engine, e => &mut e.extents);
         let mut buf = Vec::with_capacity(4096);
         loop {
             buf.clear();
@@ -393,15 +425,24 @@ impl TimedRun {
                 break;
             }
             for r in &buf {
+                if file_map {
+                    map.add_request(r, pages);
+                }
+                if !extents {
+                    continue;
+                }
                 let (key, end) = match r.file {
                     Some(f) if f.size.is_none() => ((false, f.id), f.offset + r.length.max(1)),
                     Some(_) => continue,
                     None => ((true, r.device as u64), r.offset + r.length.max(1)),
                 };
                 let pages = end.div_ceil(ps);
-                let e = extents.entry(key).or_insert(0);
+                let e = sizes.entry(key).or_insert(0);
                 *e = (*e).max(pages);
             }
+        }
+        if file_map {
+            self.set_file_map(map);
         }
         Ok(())
     }
@@ -453,10 +494,25 @@ impl TimedRun {
         let page_size = self.config.page_size;
         let reader = &mut DenseDevices::new(reader, &table, KeySpace::Blocks(page_size));
         let prepared = with_engine!(&self.engine, e => e.tracking().is_some());
+        let file_map = self.wants_file_map(reader.carries_files());
         if !prepared && self.needs_plan() {
             let requests = crate::trace::read_all(reader)?;
+            if file_map {
+                self.set_file_map(crate::prefetch::file_map::FileMap::of_requests(&requests, page_size));
+            }
             self.prepare(Some(&mut crate::trace::VecReader::new(requests.clone())))?;
             return self.run_numbered(&mut crate::trace::VecReader::new(requests));
+        }
+        if file_map {
+            // Read into memory for the map's pass, with the process events kept in their places.
+            let requests = crate::trace::read_all(reader)?;
+            let mut events = Vec::new();
+            reader.take_events(&mut events);
+            self.set_file_map(crate::prefetch::file_map::FileMap::of_requests(&requests, page_size));
+            if !prepared {
+                self.prepare(None)?;
+            }
+            return self.run_numbered(&mut crate::trace::VecReader::with_events(requests, events));
         }
         if !prepared {
             self.prepare(None)?;
@@ -630,8 +686,9 @@ pub fn run_built(
     // The reader's thread also makes the engine's pass over each batch (`trace::scan`).
     let pages = crate::trace::PageSize::new(page_size);
     let mut reader = BackgroundReader::scanning(open()?, pages);
-    if run.wants_extents(reader.carries_files()) {
-        run.scan_extents(&mut reader)?;
+    let (extents, file_map) = (run.wants_extents(reader.carries_files()), run.wants_file_map(reader.carries_files()));
+    if extents || file_map {
+        run.scan(&mut reader, extents, file_map)?;
         reader = BackgroundReader::scanning(open()?, pages);
     }
     let mut report = run.run_numbered(&mut reader)?;
@@ -722,8 +779,8 @@ impl Dump {
 /// `iostack run` and `iostack.run` do. The stack is built and the trace opened before any dump
 /// file is created, so that a bad configuration or trace leaves nothing behind; a dump may not
 /// name the trace. The reader opened for that check is the one the run reads; the trace is
-/// opened a second time only when a first pass infers file sizes, which standard input (read
-/// once) cannot give.
+/// opened a second time only when a first pass infers file sizes or learns where the files lie
+/// (for `obl`), which standard input (read once) cannot give.
 pub fn run_file(config: &StackConfig, path: &Path, format: Option<Format>, options: &ReaderOptions, dumps: &[Dump]) -> Result<TimedReport, Error> {
     run_stack_file(TimedRun::new(config)?, path, format, options, dumps)
 }
@@ -765,6 +822,18 @@ pub fn run_stack_file(
                 "`{}` with `{}` reads the trace twice (a first pass finds each process's requests and files, for its hints, lists and exit), \
                  and standard input can be read only once: give the trace as a file",
                 stack.config.policy, stack.config.prefetch
+            ),
+        )
+        .into());
+    }
+    let carries_files = opened.as_ref().is_some_and(|r| r.carries_files());
+    if stdin && stack.wants_file_map(carries_files) {
+        return Err(ConfigError::new(
+            "--prefetch",
+            format!(
+                "`{}` fetches a file's next block where the file lies, which a first pass over the trace learns, \
+                 and standard input can be read only once: give the trace as a file",
+                stack.config.prefetch
             ),
         )
         .into());

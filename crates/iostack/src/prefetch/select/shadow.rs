@@ -151,6 +151,11 @@ impl Shadow {
         self.prefetcher = p;
     }
 
+    /// Where the trace's files lie, for the prefetcher playing now.
+    pub fn set_file_map(&mut self, map: std::sync::Arc<crate::prefetch::file_map::FileMap>) {
+        self.prefetcher.set_file_map(map);
+    }
+
     pub fn prefetcher_name(&self) -> String {
         self.prefetcher.name()
     }
