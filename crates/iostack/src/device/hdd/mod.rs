@@ -58,9 +58,9 @@
 //! Each request costs the command `overhead` first. Media reads overlap the interface transfer,
 //! so only cache hits pay `bytes / interface`.
 //!
-//! With `immediate_read` (read-on-arrival), a drive "attempt[s] a read as soon as the heads are
-//! near the desired track", so "blocks before the requested ones can be read and stored in the
-//! disk cache too", "similar to a backward prefetching" (the KDSim/REDCAP paper, footnote 3,
+//! With `immediate_read` (read-on-arrival), the drive does what "hard disks attempt", "a read as
+//! soon as the heads are near the desired track", so "blocks before the requested ones can be
+//! read and stored in the disk cache too", "similar to a backward prefetching" (the KDSim/REDCAP paper, footnote 3,
 //! l.132, after Ruemmler and Wilkes; its Section 6 explains its drive's behaviour on backward
 //! reads by it, l.222 and l.260). After a read miss's seek the head passes over part of the
 //! target track while the first requested sector comes round; the whole sectors that passed
