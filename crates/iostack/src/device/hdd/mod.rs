@@ -59,17 +59,17 @@
 //! so only cache hits pay `bytes / interface`.
 //!
 //! With `immediate_read` (read-on-arrival), the drive does what "hard disks attempt", "a read as
-//! soon as the heads are near the desired track", so "blocks before the requested ones can be
-//! read and stored in the disk cache too", "similar to a backward prefetching" (the KDSim/REDCAP paper, footnote 3,
-//! l.132, after Ruemmler and Wilkes; its Section 6 explains its drive's behaviour on backward
-//! reads by it, l.222 and l.260). After a read miss's seek the head passes over part of the
-//! target track while the first requested sector comes round; the whole sectors that passed
-//! and lie just before that sector on its track (not those that wrap round past the track's
-//! end, which would not join the segment's run) go into the segment ahead of the requested ones,
-//! as many as the segment holds beside them, and the read-ahead then fills only the rest of the
-//! segment. A later read of those sectors is a hit and does not slide the segment (the drive
-//! keeps what it read before the reader, so a reader going backward finds the next sectors
-//! there); a read past them slides it as usual. Off, nothing is read before the request.
+//! soon as the heads are near the desired track", so "blocks before the requested ones can be read
+//! and stored in the disk cache too", "similar to a backward prefetching" (the KDSim/REDCAP paper,
+//! footnote 3, l.132, after Ruemmler and Wilkes; its Section 6 explains its drive's behaviour on
+//! backward reads by it, l.222 and l.260). After a read miss's seek the head passes over part of
+//! the target track while the first requested sector comes round; the whole sectors that passed and
+//! lie just before that sector on its track (not those that wrap round past the track's end, which
+//! would not join the segment's run) go into the segment ahead of the requested ones, as many as
+//! the segment holds beside them, and the read-ahead then fills only the rest of the segment. A
+//! later read of those sectors is a hit and does not slide the segment (the drive keeps what it
+//! read before the reader, so a reader going backward finds the next sectors there); a read past
+//! them slides it as usual. Off, nothing is read before the request.
 //!
 //! # Bookkeeping
 //!
