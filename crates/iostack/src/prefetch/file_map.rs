@@ -90,12 +90,14 @@ impl FileMap {
     }
 
     /// Files with at least one placed page.
-    pub fn files(&self) -> usize {
+    #[cfg(test)]
+    fn files(&self) -> usize {
         self.files.len()
     }
 
     /// Runs of contiguous pages over all files.
-    pub fn runs(&self) -> usize {
+    #[cfg(test)]
+    fn runs(&self) -> usize {
         self.files.values().map(BTreeMap::len).sum()
     }
 }

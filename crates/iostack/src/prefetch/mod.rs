@@ -300,11 +300,17 @@ pub fn build(spec: &str, page_size: u64) -> Result<Box<dyn Prefetcher>, ConfigEr
     Ok(p)
 }
 
+/// Pages of the accessed block's file after it (`u64::MAX` less its index when the size is
+/// unknown).
+#[inline]
+fn pages_after(a: &DemandAccess) -> u64 {
+    a.file.size_pages.saturating_sub(a.file.index + 1)
+}
+
 /// The blocks `b+1 ..= b+degree` of the accessed block's device, cut at the end of its file
 /// when the file size is known (shared by OBL, PM and PA).
 pub(crate) fn next_blocks(a: &DemandAccess, degree: u64, out: &mut Vec<Fetch>) {
-    let left_in_file = a.file.size_pages.saturating_sub(a.file.index + 1);
-    let n = degree.min(left_in_file).min(u32::MAX as u64);
+    let n = degree.min(pages_after(a)).min(u32::MAX as u64);
     if n > 0 {
         out.push(Fetch { device: a.device, block: a.block + 1, blocks: n as u32, marker: None });
     }
@@ -315,7 +321,7 @@ pub(crate) fn next_blocks(a: &DemandAccess, degree: u64, out: &mut Vec<Fetch>) {
 /// file, blocks the trace never placed); `None` past the end of the file when its size is known.
 #[inline]
 pub(crate) fn next_in_file(a: &DemandAccess, map: Option<&FileMap>) -> Option<(u32, u64)> {
-    if a.file.size_pages.saturating_sub(a.file.index + 1) == 0 {
+    if pages_after(a) == 0 {
         return None;
     }
     Some(match map {

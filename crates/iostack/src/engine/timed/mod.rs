@@ -406,13 +406,8 @@ impl TimedRun {
         self.file_map_given = true;
     }
 
-    /// First pass for the file map alone ([`TimedRun::wants_file_map`]).
-    pub fn scan_file_map(&mut self, reader: &mut dyn TraceReader) -> Result<(), Error> {
-        self.scan(reader, false, true)
-    }
-
     /// One first pass over the trace for what the run wants of it: the extents
-    /// ([`TimedRun::scan_extents`]) and the file map ([`TimedRun::scan_file_map`]).
+    /// ([`TimedRun::scan_extents`]) and the file map ([`TimedRun::wants_file_map`]).
     fn scan(&mut self, reader: &mut dyn TraceReader, extents: bool, file_map: bool) -> Result<(), Error> {
         let ps = self.config.page_size;
         let pages = crate::trace::PageSize::new(ps);
