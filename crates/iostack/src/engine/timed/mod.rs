@@ -678,14 +678,16 @@ pub fn run_built(
     } else {
         run.prepare(None)?;
     }
-    // The reader's thread also makes the engine's pass over each batch (`trace::scan`).
+    // The reader's thread also makes the engine's pass over each batch (`trace::scan`), for the
+    // reader the run reads, not for one a first pass over the trace reads.
     let pages = crate::trace::PageSize::new(page_size);
-    let mut reader = BackgroundReader::scanning(open()?, pages);
-    let (extents, file_map) = (run.wants_extents(reader.carries_files()), run.wants_file_map(reader.carries_files()));
+    let mut inner = open()?;
+    let (extents, file_map) = (run.wants_extents(inner.carries_files()), run.wants_file_map(inner.carries_files()));
     if extents || file_map {
-        run.scan(&mut reader, extents, file_map)?;
-        reader = BackgroundReader::scanning(open()?, pages);
+        run.scan(&mut BackgroundReader::spawn(inner), extents, file_map)?;
+        inner = open()?;
     }
+    let mut reader = BackgroundReader::scanning(inner, pages);
     let mut report = run.run_numbered(&mut reader)?;
     if per_device {
         for p in &mut report.processes {
