@@ -26,7 +26,9 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
     fi
 fi
 python3 -m pip install --upgrade --quiet pip
-python3 -m pip install --quiet -e ".[test,bench,ray]"
+# The package with its test, benchmark and Ray dependencies; its Rust core built with
+# profile-guided optimisation where LLVM's profile tool can be had (scripts/pgo.sh explains).
+bash scripts/pgo.sh ".[test,bench,ray]"
 # The console script lands in pip's script folder, which may not be on PATH.
 if command -v iostack >/dev/null 2>&1; then
     iostack demo
