@@ -31,10 +31,11 @@ use serde::{Deserialize, Serialize};
 
 use super::affinity::{affinity_fast, Affinity, DistanceDistribution, DistanceSummary};
 use super::block_distance::BlockDistance;
+use super::probe_request::{ProbeRequest, Recorder};
 use super::series::{IntervalSpec, Series, SeriesReport};
 use super::stack_distance::{FirstReference, StackDistance};
 use crate::cache::block_key;
-use crate::trace::devices::object_key;
+use crate::trace::devices::object_key_of;
 use crate::trace::{PageSize, Request};
 
 /// The unit references are counted in.
@@ -156,6 +157,7 @@ pub struct LocalityProbe<const N: usize = 1> {
     /// The unit at byte granularity, with its shift decided once (a 64-bit division per
     /// request costs tens of cycles).
     unit: PageSize,
+    recorder: Recorder,
     stack: StackDistance<KeyInfo, N>,
     streams: [StreamState; N],
     /// Inside [`LocalityProbe::observe_batch_in`]: exact counts are deferred to the end of the
@@ -177,7 +179,7 @@ impl<const N: usize> LocalityProbe<N> {
             Granularity::Bytes(u) => u,
             Granularity::File | Granularity::Object => FILE_POSITION_UNIT,
         });
-        LocalityProbe { config, unit, stack: StackDistance::streams(), streams: std::array::from_fn(|_| StreamState::new(&config)), batching: false }
+        LocalityProbe { config, unit, recorder: Recorder::new(&config), stack: StackDistance::streams(), streams: std::array::from_fn(|_| StreamState::new(&config)), batching: false }
     }
 
     pub fn config(&self) -> &ProbeConfig {
@@ -202,33 +204,44 @@ impl<const N: usize> LocalityProbe<N> {
     /// One request of stream `s`.
     #[inline]
     pub fn observe_request_in(&mut self, s: usize, r: &Request) -> RequestLocality {
+        let rec = self.recorder.record(r);
+        self.observe_in(s, &rec)
+    }
+
+    /// The record of `r` this probe reads ([`ProbeRequest::of`] with its configuration).
+    #[inline]
+    pub fn record(&self, r: &Request) -> ProbeRequest {
+        self.recorder.record(r)
+    }
+
+    /// One request of stream `s`, as its record ([`LocalityProbe::record`]).
+    #[inline]
+    pub fn observe_in(&mut self, s: usize, r: &ProbeRequest) -> RequestLocality {
         let (first, end) = match self.config.granularity {
-            Granularity::Bytes(_) => self.unit.block_range(r),
+            Granularity::Bytes(_) => self.unit.span(r.offset, r.length),
             Granularity::Object => {
                 let st = &mut self.streams[s];
                 st.requests += 1;
                 st.bytes += r.length;
                 st.series.begin_request(r.time_ns);
                 let bd = st.block.access(r.device, r.offset / FILE_POSITION_UNIT);
-                let d = self.reference(s, object_key(r), bd);
+                let d = self.reference(s, object_key_of(r.offset, r.device), bd);
                 return RequestLocality { references: 1, max_stack_distance: d };
             }
-            Granularity::File => match r.file {
-                Some(f) => {
-                    let start = r.offset.saturating_sub(f.offset) / FILE_POSITION_UNIT;
-                    let st = &mut self.streams[s];
-                    st.requests += 1;
-                    st.bytes += r.length;
-                    st.series.begin_request(r.time_ns);
-                    let bd = st.block.access(r.device, start);
-                    let d = self.reference(s, f.id, bd);
-                    return RequestLocality { references: 1, max_stack_distance: d };
-                }
-                None => {
+            Granularity::File => {
+                if !r.counted {
                     self.streams[s].without_file += 1;
                     return RequestLocality { references: 0, max_stack_distance: Some(0) };
                 }
-            },
+                let start = r.offset / FILE_POSITION_UNIT;
+                let st = &mut self.streams[s];
+                st.requests += 1;
+                st.bytes += r.length;
+                st.series.begin_request(r.time_ns);
+                let bd = st.block.access(r.device, start);
+                let d = self.reference(s, r.file, bd);
+                return RequestLocality { references: 1, max_stack_distance: d };
+            }
         };
         let st = &mut self.streams[s];
         st.requests += 1;
@@ -292,12 +305,12 @@ impl<const N: usize> LocalityProbe<N> {
     /// stack, block and reuse distances at the end of the batch
     /// ([`DistanceDistribution::record_deferred`]: each array spans hundreds of KiB to megabytes,
     /// so nearly every count would otherwise wait on memory).
-    pub fn observe_batch(&mut self, batch: &[Request]) {
+    pub fn observe_batch(&mut self, batch: &[ProbeRequest]) {
         self.observe_batch_in(0, batch);
     }
 
     /// [`LocalityProbe::observe_batch`] on stream `s`.
-    pub fn observe_batch_in(&mut self, s: usize, batch: &[Request]) {
+    pub fn observe_batch_in(&mut self, s: usize, batch: &[ProbeRequest]) {
         self.batching = true;
         const AHEAD: usize = 8;
         for r in batch.iter().take(AHEAD) {
@@ -307,7 +320,7 @@ impl<const N: usize> LocalityProbe<N> {
             if let Some(next) = batch.get(i + AHEAD) {
                 self.prefetch(next);
             }
-            self.observe_request_in(s, r);
+            self.observe_in(s, r);
         }
         let st = &mut self.streams[s];
         st.stack_dist.apply_deferred();
@@ -319,14 +332,12 @@ impl<const N: usize> LocalityProbe<N> {
     /// Hints the CPU to fetch the stack entry of the first unit of `r`, a request the caller
     /// will observe soon (callers holding a batch prefetch a few requests ahead).
     #[inline]
-    pub fn prefetch(&self, r: &Request) {
+    pub fn prefetch(&self, r: &ProbeRequest) {
         let key = match self.config.granularity {
             Granularity::Bytes(_) => block_key(r.device, self.unit.page_of(r.offset)),
-            Granularity::Object => object_key(r),
-            Granularity::File => match r.file {
-                Some(f) => f.id,
-                None => return,
-            },
+            Granularity::Object => object_key_of(r.offset, r.device),
+            Granularity::File if r.counted => r.file,
+            Granularity::File => return,
         };
         self.stack.prefetch(key);
     }
@@ -351,6 +362,7 @@ impl<const N: usize> LocalityProbe<N> {
         LocalityProbe {
             config: self.config,
             unit: self.unit,
+            recorder: self.recorder,
             stack: self.stack.widen(),
             streams: std::array::from_fn(|s| if s < N { self.streams[s].clone() } else { StreamState::new(&self.config) }),
             batching: false,
@@ -513,7 +525,8 @@ mod tests {
             one.observe_request(r);
         }
         let mut batched = LocalityProbe::new(ProbeConfig::default());
-        for chunk in requests.chunks(777) {
+        let records: Vec<ProbeRequest> = requests.iter().map(|r| batched.record(r)).collect();
+        for chunk in records.chunks(777) {
             batched.observe_batch(chunk);
         }
         assert_eq!(batched.report(), one.report());
@@ -524,7 +537,9 @@ mod tests {
     fn streams_sharing_a_table_measure_as_probes_of_their_own() {
         // Stream 1 is stream 0 with neighbours swapped and a shift, in batches, forked from
         // stream 0 midway (copy_stream), then widened and adopted into another probe.
-        let a: Vec<Request> = (0..20_000u64).map(|i| Request::read((i * 7_919 % 70_000) * 4096, 4096 * (1 + i % 3)).at(i)).collect();
+        let config = ProbeConfig::default();
+        let a: Vec<ProbeRequest> =
+            (0..20_000u64).map(|i| ProbeRequest::of(&Request::read((i * 7_919 % 70_000) * 4096, 4096 * (1 + i % 3)).at(i), &config)).collect();
         let mut b = a.clone();
         for i in (10_001..20_000).step_by(7) {
             b.swap(i, i - 1);
@@ -532,7 +547,7 @@ mod tests {
         for r in &mut b[15_000..] {
             r.offset += 8192;
         }
-        let own = |s: &[Request]| {
+        let own = |s: &[ProbeRequest]| {
             let mut p = LocalityProbe::new(ProbeConfig::default());
             for chunk in s.chunks(500) {
                 p.observe_batch(chunk);
