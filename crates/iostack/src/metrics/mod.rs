@@ -13,6 +13,7 @@
 //! - [`shards`]: the miss-ratio curve from a hash-sampled stream (SHARDS), fixed rate or size.
 //! - [`probe`]: [`LocalityProbe`], the observer the engines place at each boundary.
 //! - [`probe_request`]: [`probe_request::ProbeRequest`], the part of a request a probe reads.
+//! - [`recent_affinity`]: affinities one stream of a probe computed, reused by another.
 //! - [`characterise`]: popularity and its Zipf fit, reuse and inter-arrival times, activity and
 //!   footprint over time, processes.
 //! - [`workload`]: whole-trace characterisation behind `iostack analyze`.
@@ -23,6 +24,7 @@ pub mod characterise;
 pub mod mrc;
 pub mod probe;
 pub mod probe_request;
+pub mod recent_affinity;
 pub mod series;
 pub mod shards;
 pub mod stack_distance;

@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use super::affinity::{affinity_fast, Affinity, DistanceDistribution, DistanceSummary};
 use super::block_distance::BlockDistance;
 use super::probe_request::{ProbeRequest, Recorder};
+use super::recent_affinity::RecentAffinities;
 use super::series::{IntervalSpec, Series, SeriesReport};
 use super::stack_distance::{FirstReference, StackDistance};
 use crate::cache::block_key;
@@ -122,6 +123,8 @@ struct StreamState {
     block_dist: DistanceDistribution,
     reuse_dist: DistanceDistribution,
     series: Series,
+    /// Affinities of the latest references, for the probe's other streams (`N` > 1).
+    recent: RecentAffinities,
     requests: u64,
     references: u64,
     bytes: u64,
@@ -129,17 +132,28 @@ struct StreamState {
 }
 
 impl StreamState {
-    fn new(config: &ProbeConfig) -> StreamState {
-        StreamState {
+    /// The state of a stream of a probe of `streams` streams.
+    fn new(config: &ProbeConfig, streams: usize) -> StreamState {
+        let mut st = StreamState {
             block: BlockDistance::new(),
             stack_dist: DistanceDistribution::new(usize::MAX),
             block_dist: DistanceDistribution::new(1 << 16),
             reuse_dist: DistanceDistribution::new(1 << 16),
             series: Series::new(config.interval),
+            recent: RecentAffinities::default(),
             requests: 0,
             references: 0,
             bytes: 0,
             without_file: 0,
+        };
+        st.share_affinities(streams);
+        st
+    }
+
+    /// Keeps the affinities of its latest references where the probe has other streams.
+    fn share_affinities(&mut self, streams: usize) {
+        if streams > 1 {
+            self.recent.start();
         }
     }
 }
@@ -179,7 +193,7 @@ impl<const N: usize> LocalityProbe<N> {
             Granularity::Bytes(u) => u,
             Granularity::File | Granularity::Object => FILE_POSITION_UNIT,
         });
-        LocalityProbe { config, unit, recorder: Recorder::new(&config), stack: StackDistance::streams(), streams: std::array::from_fn(|_| StreamState::new(&config)), batching: false }
+        LocalityProbe { config, unit, recorder: Recorder::new(&config), stack: StackDistance::streams(), streams: std::array::from_fn(|_| StreamState::new(&config, N)), batching: false }
     }
 
     pub fn config(&self) -> &ProbeConfig {
@@ -262,13 +276,23 @@ impl<const N: usize> LocalityProbe<N> {
 
     #[inline]
     fn reference(&mut self, s: usize, key: u64, block_distance: u64) -> Option<u64> {
-        let st = &mut self.streams[s];
-        let index = st.references;
-        st.references += 1;
+        let index = self.streams[s].references;
+        self.streams[s].references += 1;
         let (d, info) = self.stack.access_in(s, key);
-        let stack_affinity = match d {
-            Some(d) => {
-                let a = affinity_fast(d);
+        // Another stream of this probe is the same data at a neighbouring boundary: its
+        // reference `index` most often had the same distances, whose affinities it kept.
+        let (stack_affinity, block_affinity) = if N > 1 {
+            let other = &self.streams[(s + 1) % N].recent;
+            (d.map(|d| other.stack_affinity(index, d)), other.block_affinity(index, block_distance))
+        } else {
+            (d.map(affinity_fast), affinity_fast(block_distance))
+        };
+        let st = &mut self.streams[s];
+        if N > 1 {
+            st.recent.remember(index, d.unwrap_or(0), stack_affinity.unwrap_or(0.0), block_distance, block_affinity);
+        }
+        match (d, stack_affinity) {
+            (Some(d), Some(a)) => {
                 if self.batching {
                     st.stack_dist.record_deferred(d, a);
                 } else {
@@ -280,16 +304,13 @@ impl<const N: usize> LocalityProbe<N> {
                 } else {
                     st.reuse_dist.record_value(index - info.last_ref);
                 }
-                Some(a)
             }
-            None => {
+            _ => {
                 st.stack_dist.record_first();
                 st.reuse_dist.record_first();
-                None
             }
-        };
+        }
         info.last_ref = index + 1;
-        let block_affinity = affinity_fast(block_distance);
         info.last_interval = st.series.reference(stack_affinity, block_affinity, info.last_interval);
         if self.batching {
             st.block_dist.record_deferred(block_distance, block_affinity);
@@ -355,6 +376,7 @@ impl<const N: usize> LocalityProbe<N> {
         debug_assert_eq!(self.config, other.config);
         self.stack.adopt(to, &other.stack, s);
         self.streams[to] = other.streams[s].clone();
+        self.streams[to].share_affinities(N);
     }
 
     /// The same probe with `M` >= `N` streams; streams `N..M` have observed nothing.
@@ -364,7 +386,11 @@ impl<const N: usize> LocalityProbe<N> {
             unit: self.unit,
             recorder: self.recorder,
             stack: self.stack.widen(),
-            streams: std::array::from_fn(|s| if s < N { self.streams[s].clone() } else { StreamState::new(&self.config) }),
+            streams: std::array::from_fn(|s| {
+                let mut st = if s < N { self.streams[s].clone() } else { StreamState::new(&self.config, M) };
+                st.share_affinities(M);
+                st
+            }),
             batching: false,
         }
     }
