@@ -229,7 +229,7 @@ impl<const N: usize> LocalityProbe<N> {
     }
 
     /// One request of stream `s`, as its record ([`LocalityProbe::record`]).
-    #[inline]
+    #[inline(always)]
     pub fn observe_in(&mut self, s: usize, r: &ProbeRequest) -> RequestLocality {
         let (first, end) = match self.config.granularity {
             Granularity::Bytes(_) => self.unit.span(r.offset, r.length),
@@ -274,7 +274,7 @@ impl<const N: usize> LocalityProbe<N> {
         RequestLocality { references: end - first, max_stack_distance: max }
     }
 
-    #[inline]
+    #[inline(always)]
     fn reference(&mut self, s: usize, key: u64, block_distance: u64) -> Option<u64> {
         let index = self.streams[s].references;
         self.streams[s].references += 1;
