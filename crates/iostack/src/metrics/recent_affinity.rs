@@ -19,7 +19,7 @@ use super::affinity::{affinity_fast, AFFINITY_TABLE_LEN};
 
 /// References a stream remembers: more than a batch of requests of the other stream (a probe's
 /// thread takes each stream's batches in turn, so the streams are about a batch apart).
-pub const RING: usize = 1 << 12;
+pub const RING: usize = 1 << 13;
 
 /// One reference: its stack and block distance and their affinities.
 #[derive(Debug, Clone, Copy, Default)]

@@ -133,7 +133,7 @@ impl BoundaryObserver for SharedProbe {
 
 /// Requests handed to a probe's thread at once: large enough that the hand-over (one channel
 /// message) costs nothing per request, small enough to stay in the L2 cache.
-const BATCH: usize = 2048;
+const BATCH: usize = 4096;
 /// Batches in flight per probe: bounds the memory a probe that falls behind holds (the engine
 /// then waits for it) at a few hundred KiB.
 const IN_FLIGHT: usize = 4;
