@@ -213,6 +213,7 @@ fn new_probe(config: ProbeConfig, streams: usize) -> Box<dyn ProbeStreams> {
 pub struct ProbeThread {
     state: ProbeState,
     streams: usize,
+    /// The probe's configuration (threads forked from this one measure with it).
     config: ProbeConfig,
     /// What the probe reads of a request.
     recorder: Recorder,
