@@ -37,6 +37,8 @@ pub fn affinity(distance: u64) -> f64 {
 /// Affinities of small distances, computed once (most distances of real streams are small).
 struct AffinityTable([f64; TABLE]);
 const TABLE: usize = 1024;
+/// Distances below this are read from a table by [`affinity_fast`].
+pub const AFFINITY_TABLE_LEN: usize = TABLE;
 
 static AFFINITY_TABLE: std::sync::LazyLock<AffinityTable> = std::sync::LazyLock::new(|| {
     let mut t = [0.0; TABLE];

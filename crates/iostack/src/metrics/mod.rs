@@ -12,6 +12,8 @@
 //! - [`mrc`]: the LRU miss-ratio curve of every size from the stack-distance histogram.
 //! - [`shards`]: the miss-ratio curve from a hash-sampled stream (SHARDS), fixed rate or size.
 //! - [`probe`]: [`LocalityProbe`], the observer the engines place at each boundary.
+//! - [`probe_request`]: [`probe_request::ProbeRequest`], the part of a request a probe reads.
+//! - [`recent_affinity`]: affinities one stream of a probe computed, reused by another.
 //! - [`characterise`]: popularity and its Zipf fit, reuse and inter-arrival times, activity and
 //!   footprint over time, processes.
 //! - [`workload`]: whole-trace characterisation behind `iostack analyze`.
@@ -21,6 +23,8 @@ pub mod block_distance;
 pub mod characterise;
 pub mod mrc;
 pub mod probe;
+pub mod probe_request;
+pub mod recent_affinity;
 pub mod series;
 pub mod shards;
 pub mod stack_distance;
@@ -29,6 +33,7 @@ pub mod workload;
 pub use affinity::{affinity, Affinity, DistanceDistribution, DistanceSummary};
 pub use mrc::{MissRatioCurve, MrcPoint};
 pub use probe::{Granularity, LocalityProbe, LocalityReport, ProbeConfig, RequestLocality};
+pub use probe_request::ProbeRequest;
 pub use series::{IntervalSpec, SeriesReport};
 pub use shards::{MrcSampling, SampledMrc, SamplingReport};
 pub use stack_distance::{FirstReference, StackDistance};

@@ -31,10 +31,12 @@ use serde::{Deserialize, Serialize};
 
 use super::affinity::{affinity_fast, Affinity, DistanceDistribution, DistanceSummary};
 use super::block_distance::BlockDistance;
+use super::probe_request::{ProbeRequest, Recorder};
+use super::recent_affinity::RecentAffinities;
 use super::series::{IntervalSpec, Series, SeriesReport};
 use super::stack_distance::{FirstReference, StackDistance};
 use crate::cache::block_key;
-use crate::trace::devices::object_key;
+use crate::trace::devices::object_key_of;
 use crate::trace::{PageSize, Request};
 
 /// The unit references are counted in.
@@ -121,6 +123,8 @@ struct StreamState {
     block_dist: DistanceDistribution,
     reuse_dist: DistanceDistribution,
     series: Series,
+    /// Affinities of the latest references, for the probe's other streams (`N` > 1).
+    recent: RecentAffinities,
     requests: u64,
     references: u64,
     bytes: u64,
@@ -128,17 +132,28 @@ struct StreamState {
 }
 
 impl StreamState {
-    fn new(config: &ProbeConfig) -> StreamState {
-        StreamState {
+    /// The state of a stream of a probe of `streams` streams.
+    fn new(config: &ProbeConfig, streams: usize) -> StreamState {
+        let mut st = StreamState {
             block: BlockDistance::new(),
             stack_dist: DistanceDistribution::new(usize::MAX),
             block_dist: DistanceDistribution::new(1 << 16),
             reuse_dist: DistanceDistribution::new(1 << 16),
             series: Series::new(config.interval),
+            recent: RecentAffinities::default(),
             requests: 0,
             references: 0,
             bytes: 0,
             without_file: 0,
+        };
+        st.share_affinities(streams);
+        st
+    }
+
+    /// Keeps the affinities of its latest references where the probe has other streams.
+    fn share_affinities(&mut self, streams: usize) {
+        if streams > 1 {
+            self.recent.start();
         }
     }
 }
@@ -156,6 +171,7 @@ pub struct LocalityProbe<const N: usize = 1> {
     /// The unit at byte granularity, with its shift decided once (a 64-bit division per
     /// request costs tens of cycles).
     unit: PageSize,
+    recorder: Recorder,
     stack: StackDistance<KeyInfo, N>,
     streams: [StreamState; N],
     /// Inside [`LocalityProbe::observe_batch_in`]: exact counts are deferred to the end of the
@@ -177,7 +193,7 @@ impl<const N: usize> LocalityProbe<N> {
             Granularity::Bytes(u) => u,
             Granularity::File | Granularity::Object => FILE_POSITION_UNIT,
         });
-        LocalityProbe { config, unit, stack: StackDistance::streams(), streams: std::array::from_fn(|_| StreamState::new(&config)), batching: false }
+        LocalityProbe { config, unit, recorder: Recorder::new(&config), stack: StackDistance::streams(), streams: std::array::from_fn(|_| StreamState::new(&config, N)), batching: false }
     }
 
     pub fn config(&self) -> &ProbeConfig {
@@ -202,33 +218,44 @@ impl<const N: usize> LocalityProbe<N> {
     /// One request of stream `s`.
     #[inline]
     pub fn observe_request_in(&mut self, s: usize, r: &Request) -> RequestLocality {
+        let rec = self.recorder.record(r);
+        self.observe_in(s, &rec)
+    }
+
+    /// The record of `r` this probe reads ([`ProbeRequest::of`] with its configuration).
+    #[inline]
+    pub fn record(&self, r: &Request) -> ProbeRequest {
+        self.recorder.record(r)
+    }
+
+    /// One request of stream `s`, as its record ([`LocalityProbe::record`]).
+    #[inline(always)]
+    pub fn observe_in(&mut self, s: usize, r: &ProbeRequest) -> RequestLocality {
         let (first, end) = match self.config.granularity {
-            Granularity::Bytes(_) => self.unit.block_range(r),
+            Granularity::Bytes(_) => self.unit.span(r.offset, r.length),
             Granularity::Object => {
                 let st = &mut self.streams[s];
                 st.requests += 1;
                 st.bytes += r.length;
                 st.series.begin_request(r.time_ns);
                 let bd = st.block.access(r.device, r.offset / FILE_POSITION_UNIT);
-                let d = self.reference(s, object_key(r), bd);
+                let d = self.reference(s, object_key_of(r.offset, r.device), bd);
                 return RequestLocality { references: 1, max_stack_distance: d };
             }
-            Granularity::File => match r.file {
-                Some(f) => {
-                    let start = r.offset.saturating_sub(f.offset) / FILE_POSITION_UNIT;
-                    let st = &mut self.streams[s];
-                    st.requests += 1;
-                    st.bytes += r.length;
-                    st.series.begin_request(r.time_ns);
-                    let bd = st.block.access(r.device, start);
-                    let d = self.reference(s, f.id, bd);
-                    return RequestLocality { references: 1, max_stack_distance: d };
-                }
-                None => {
+            Granularity::File => {
+                if !r.counted {
                     self.streams[s].without_file += 1;
                     return RequestLocality { references: 0, max_stack_distance: Some(0) };
                 }
-            },
+                let start = r.offset / FILE_POSITION_UNIT;
+                let st = &mut self.streams[s];
+                st.requests += 1;
+                st.bytes += r.length;
+                st.series.begin_request(r.time_ns);
+                let bd = st.block.access(r.device, start);
+                let d = self.reference(s, r.file, bd);
+                return RequestLocality { references: 1, max_stack_distance: d };
+            }
         };
         let st = &mut self.streams[s];
         st.requests += 1;
@@ -247,15 +274,25 @@ impl<const N: usize> LocalityProbe<N> {
         RequestLocality { references: end - first, max_stack_distance: max }
     }
 
-    #[inline]
+    #[inline(always)]
     fn reference(&mut self, s: usize, key: u64, block_distance: u64) -> Option<u64> {
-        let st = &mut self.streams[s];
-        let index = st.references;
-        st.references += 1;
+        let index = self.streams[s].references;
+        self.streams[s].references += 1;
         let (d, info) = self.stack.access_in(s, key);
-        let stack_affinity = match d {
-            Some(d) => {
-                let a = affinity_fast(d);
+        // Another stream of this probe is the same data at a neighbouring boundary: its
+        // reference `index` most often had the same distances, whose affinities it kept.
+        let (stack_affinity, block_affinity) = if N > 1 {
+            let other = &self.streams[(s + 1) % N].recent;
+            (d.map(|d| other.stack_affinity(index, d)), other.block_affinity(index, block_distance))
+        } else {
+            (d.map(affinity_fast), affinity_fast(block_distance))
+        };
+        let st = &mut self.streams[s];
+        if N > 1 {
+            st.recent.remember(index, d.unwrap_or(0), stack_affinity.unwrap_or(0.0), block_distance, block_affinity);
+        }
+        match (d, stack_affinity) {
+            (Some(d), Some(a)) => {
                 if self.batching {
                     st.stack_dist.record_deferred(d, a);
                 } else {
@@ -267,16 +304,13 @@ impl<const N: usize> LocalityProbe<N> {
                 } else {
                     st.reuse_dist.record_value(index - info.last_ref);
                 }
-                Some(a)
             }
-            None => {
+            _ => {
                 st.stack_dist.record_first();
                 st.reuse_dist.record_first();
-                None
             }
-        };
+        }
         info.last_ref = index + 1;
-        let block_affinity = affinity_fast(block_distance);
         info.last_interval = st.series.reference(stack_affinity, block_affinity, info.last_interval);
         if self.batching {
             st.block_dist.record_deferred(block_distance, block_affinity);
@@ -292,12 +326,12 @@ impl<const N: usize> LocalityProbe<N> {
     /// stack, block and reuse distances at the end of the batch
     /// ([`DistanceDistribution::record_deferred`]: each array spans hundreds of KiB to megabytes,
     /// so nearly every count would otherwise wait on memory).
-    pub fn observe_batch(&mut self, batch: &[Request]) {
+    pub fn observe_batch(&mut self, batch: &[ProbeRequest]) {
         self.observe_batch_in(0, batch);
     }
 
     /// [`LocalityProbe::observe_batch`] on stream `s`.
-    pub fn observe_batch_in(&mut self, s: usize, batch: &[Request]) {
+    pub fn observe_batch_in(&mut self, s: usize, batch: &[ProbeRequest]) {
         self.batching = true;
         const AHEAD: usize = 8;
         for r in batch.iter().take(AHEAD) {
@@ -307,7 +341,7 @@ impl<const N: usize> LocalityProbe<N> {
             if let Some(next) = batch.get(i + AHEAD) {
                 self.prefetch(next);
             }
-            self.observe_request_in(s, r);
+            self.observe_in(s, r);
         }
         let st = &mut self.streams[s];
         st.stack_dist.apply_deferred();
@@ -319,14 +353,12 @@ impl<const N: usize> LocalityProbe<N> {
     /// Hints the CPU to fetch the stack entry of the first unit of `r`, a request the caller
     /// will observe soon (callers holding a batch prefetch a few requests ahead).
     #[inline]
-    pub fn prefetch(&self, r: &Request) {
+    pub fn prefetch(&self, r: &ProbeRequest) {
         let key = match self.config.granularity {
             Granularity::Bytes(_) => block_key(r.device, self.unit.page_of(r.offset)),
-            Granularity::Object => object_key(r),
-            Granularity::File => match r.file {
-                Some(f) => f.id,
-                None => return,
-            },
+            Granularity::Object => object_key_of(r.offset, r.device),
+            Granularity::File if r.counted => r.file,
+            Granularity::File => return,
         };
         self.stack.prefetch(key);
     }
@@ -344,6 +376,7 @@ impl<const N: usize> LocalityProbe<N> {
         debug_assert_eq!(self.config, other.config);
         self.stack.adopt(to, &other.stack, s);
         self.streams[to] = other.streams[s].clone();
+        self.streams[to].share_affinities(N);
     }
 
     /// The same probe with `M` >= `N` streams; streams `N..M` have observed nothing.
@@ -351,8 +384,13 @@ impl<const N: usize> LocalityProbe<N> {
         LocalityProbe {
             config: self.config,
             unit: self.unit,
+            recorder: self.recorder,
             stack: self.stack.widen(),
-            streams: std::array::from_fn(|s| if s < N { self.streams[s].clone() } else { StreamState::new(&self.config) }),
+            streams: std::array::from_fn(|s| {
+                let mut st = if s < N { self.streams[s].clone() } else { StreamState::new(&self.config, M) };
+                st.share_affinities(M);
+                st
+            }),
             batching: false,
         }
     }
@@ -513,7 +551,8 @@ mod tests {
             one.observe_request(r);
         }
         let mut batched = LocalityProbe::new(ProbeConfig::default());
-        for chunk in requests.chunks(777) {
+        let records: Vec<ProbeRequest> = requests.iter().map(|r| batched.record(r)).collect();
+        for chunk in records.chunks(777) {
             batched.observe_batch(chunk);
         }
         assert_eq!(batched.report(), one.report());
@@ -524,7 +563,9 @@ mod tests {
     fn streams_sharing_a_table_measure_as_probes_of_their_own() {
         // Stream 1 is stream 0 with neighbours swapped and a shift, in batches, forked from
         // stream 0 midway (copy_stream), then widened and adopted into another probe.
-        let a: Vec<Request> = (0..20_000u64).map(|i| Request::read((i * 7_919 % 70_000) * 4096, 4096 * (1 + i % 3)).at(i)).collect();
+        let config = ProbeConfig::default();
+        let a: Vec<ProbeRequest> =
+            (0..20_000u64).map(|i| ProbeRequest::of(&Request::read((i * 7_919 % 70_000) * 4096, 4096 * (1 + i % 3)).at(i), &config)).collect();
         let mut b = a.clone();
         for i in (10_001..20_000).step_by(7) {
             b.swap(i, i - 1);
@@ -532,7 +573,7 @@ mod tests {
         for r in &mut b[15_000..] {
             r.offset += 8192;
         }
-        let own = |s: &[Request]| {
+        let own = |s: &[ProbeRequest]| {
             let mut p = LocalityProbe::new(ProbeConfig::default());
             for chunk in s.chunks(500) {
                 p.observe_batch(chunk);

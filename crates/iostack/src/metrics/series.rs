@@ -118,8 +118,27 @@ impl Series {
 
     /// Starts a request at `time_ns`; returns the base interval index used for the working set.
     /// Trace time that goes backwards is taken as no time passing.
-    #[inline]
+    #[inline(always)]
     pub fn begin_request(&mut self, time_ns: u64) -> u64 {
+        // Adaptive intervals, inside the intervals already made: the common case, without a
+        // call (this runs once a request per probe).
+        if self.spec == IntervalSpec::Auto {
+            let base = self.requests_seen;
+            let idx = (base >> self.level) as usize;
+            if idx < self.points.len() {
+                self.requests_seen += 1;
+                self.current = idx;
+                self.current_base = base;
+                self.points[idx].requests += 1;
+                return base;
+            }
+        }
+        self.begin_any_request(time_ns)
+    }
+
+    /// [`Series::begin_request`] in every case.
+    #[inline(never)]
+    fn begin_any_request(&mut self, time_ns: u64) -> u64 {
         let x = match self.spec {
             IntervalSpec::Time(_) => {
                 let o = *self.origin.get_or_insert(time_ns);

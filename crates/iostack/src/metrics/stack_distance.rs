@@ -186,7 +186,7 @@ impl<P: Copy + Default, const N: usize> KeyTable<P, N> {
 
     /// The index of `key`'s cell, inserting it with `slot` on stream `s` when absent from the
     /// table (then `true`).
-    #[inline]
+    #[inline(always)]
     fn find_or_insert(&mut self, key: Key, s: usize, slot: u32) -> (usize, bool) {
         let h = hash32(key);
         if let Some(i) = self.table.find(h, |c| c.key == key) {
@@ -403,7 +403,7 @@ impl<P: Copy + Default, const N: usize> StackDistance<P, N> {
     }
 
     /// [`StackDistance::access`] on stream `s`.
-    #[inline]
+    #[inline(always)]
     pub fn access_in(&mut self, s: usize, key: Key) -> (Option<u64>, &mut P) {
         if self.axes[s].now == self.axes[s].capacity {
             self.compact(s);

@@ -359,7 +359,7 @@ pub fn analyze(reader: &mut dyn TraceReader, config: AnalysisConfig) -> Result<A
     let (name, skipped) = read_batches(reader, granularity, |buf| {
         for (i, r) in buf.iter().enumerate() {
             if let Some(ahead) = buf.get(i + PREFETCH_DISTANCE) {
-                a.probe.prefetch(ahead);
+                a.probe.prefetch(&a.probe.record(ahead));
             }
             a.feed(r);
         }

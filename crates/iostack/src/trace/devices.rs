@@ -322,7 +322,13 @@ impl<R: TraceReader> TraceReader for DenseDevices<R> {
 /// [`DenseDevices`] with [`KeySpace::Offsets`] never alias.
 #[inline(always)]
 pub fn object_key(r: &Request) -> u64 {
-    r.offset | ((r.device as u64) << BLOCK_BITS)
+    object_key_of(r.offset, r.device)
+}
+
+/// [`object_key`] of a request at `offset` on `device`.
+#[inline(always)]
+pub fn object_key_of(offset: u64, device: u32) -> u64 {
+    offset | ((device as u64) << BLOCK_BITS)
 }
 
 #[cfg(test)]

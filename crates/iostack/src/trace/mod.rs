@@ -291,8 +291,14 @@ impl PageSize {
     /// page holding its offset.
     #[inline(always)]
     pub fn block_range(self, r: &Request) -> (u64, u64) {
-        let first = self.page_of(r.offset);
-        let end = if r.length == 0 { first + 1 } else { self.page_of(r.offset + r.length - 1) + 1 };
+        self.span(r.offset, r.length)
+    }
+
+    /// [`PageSize::block_range`] of `length` bytes at `offset`.
+    #[inline(always)]
+    pub fn span(self, offset: u64, length: u64) -> (u64, u64) {
+        let first = self.page_of(offset);
+        let end = if length == 0 { first + 1 } else { self.page_of(offset + length - 1) + 1 };
         (first, end)
     }
 }

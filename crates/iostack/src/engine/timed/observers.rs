@@ -9,7 +9,8 @@ use std::thread::JoinHandle;
 
 use super::engine::BoundaryObserver;
 use crate::error::Error;
-use crate::metrics::{LocalityProbe, LocalityReport, ProbeConfig};
+use crate::metrics::probe_request::Recorder;
+use crate::metrics::{LocalityProbe, LocalityReport, ProbeConfig, ProbeRequest};
 use crate::trace::write::{self, TraceWriter};
 use crate::trace::{Format, Request};
 
@@ -132,7 +133,7 @@ impl BoundaryObserver for SharedProbe {
 
 /// Requests handed to a probe's thread at once: large enough that the hand-over (one channel
 /// message) costs nothing per request, small enough to stay in the L2 cache.
-const BATCH: usize = 2048;
+const BATCH: usize = 4096;
 /// Batches in flight per probe: bounds the memory a probe that falls behind holds (the engine
 /// then waits for it) at a few hundred KiB.
 const IN_FLIGHT: usize = 4;
@@ -142,8 +143,8 @@ const IN_FLIGHT: usize = 4;
 pub trait ProbeStreams: Send + std::any::Any {
     /// Streams the probe measures.
     fn streams(&self) -> usize;
-    fn observe_batch_in(&mut self, s: usize, batch: &[Request]);
-    fn observe_request_in(&mut self, s: usize, r: &Request);
+    fn observe_batch_in(&mut self, s: usize, batch: &[ProbeRequest]);
+    fn observe_in(&mut self, s: usize, r: &ProbeRequest);
     /// Stream `to` (never fed) measures on from where `from` is.
     fn copy_stream(&mut self, from: usize, to: usize);
     fn report_of(&self, s: usize) -> LocalityReport;
@@ -158,11 +159,11 @@ impl<const N: usize> ProbeStreams for LocalityProbe<N> {
     fn streams(&self) -> usize {
         N
     }
-    fn observe_batch_in(&mut self, s: usize, batch: &[Request]) {
+    fn observe_batch_in(&mut self, s: usize, batch: &[ProbeRequest]) {
         LocalityProbe::observe_batch_in(self, s, batch);
     }
-    fn observe_request_in(&mut self, s: usize, r: &Request) {
-        LocalityProbe::observe_request_in(self, s, r);
+    fn observe_in(&mut self, s: usize, r: &ProbeRequest) {
+        LocalityProbe::observe_in(self, s, r);
     }
     fn copy_stream(&mut self, from: usize, to: usize) {
         LocalityProbe::copy_stream(self, from, to);
@@ -212,12 +213,16 @@ fn new_probe(config: ProbeConfig, streams: usize) -> Box<dyn ProbeStreams> {
 pub struct ProbeThread {
     state: ProbeState,
     streams: usize,
+    /// The probe's configuration (threads forked from this one measure with it).
+    config: ProbeConfig,
+    /// What the probe reads of a request.
+    recorder: Recorder,
 }
 
 /// What the engine's thread sends a probe's thread.
 enum ToProbe {
     /// Requests of a stream to measure, in order.
-    Batch(usize, Vec<Request>),
+    Batch(usize, Vec<ProbeRequest>),
     /// Send a copy of the probe, with this many streams, as it is after the batches before
     /// (see [`ProbeThread::fork`]).
     Fork(usize, SyncSender<Box<dyn ProbeStreams>>),
@@ -231,10 +236,10 @@ enum ToProbe {
 enum ProbeState {
     Running {
         /// Each stream's batch being filled.
-        batches: Vec<Vec<Request>>,
+        batches: Vec<Vec<ProbeRequest>>,
         to_probe: SyncSender<ToProbe>,
         /// Emptied batches coming back for reuse.
-        recycled: Receiver<Vec<Request>>,
+        recycled: Receiver<Vec<ProbeRequest>>,
         thread: JoinHandle<Box<dyn ProbeStreams>>,
     },
     /// Measured inline: the thread has finished (its probe joined back) or never started.
@@ -248,7 +253,7 @@ impl ProbeThread {
 
     /// A probe thread measuring `streams` (1 to [`MAX_STREAMS`]) streams.
     pub fn with_streams(config: ProbeConfig, streams: usize) -> ProbeThread {
-        Self::start(streams, move || new_probe(config, streams), || new_probe(config, streams))
+        Self::start(config, streams, move || new_probe(config, streams), || new_probe(config, streams))
     }
 
     /// Streams the thread measures.
@@ -263,7 +268,7 @@ impl ProbeThread {
         if let ProbeState::Inline(p) = &self.state {
             let copy = p.copy_with(streams);
             let fallback = p.copy_with(streams);
-            return Self::start(streams, move || copy, move || fallback);
+            return Self::start(self.config, streams, move || copy, move || fallback);
         }
         self.send_all();
         let ProbeState::Running { to_probe, .. } = &mut self.state else { return self.fork(streams) };
@@ -276,7 +281,7 @@ impl ProbeThread {
         // that panic; this probe then measures from empty, which nobody reads.
         let empty = move || new_probe(ProbeConfig::default(), streams);
         let source = to_probe.clone();
-        Self::start(streams, move || copy.recv().unwrap_or_else(|_| empty()), move || {
+        Self::start(self.config, streams, move || copy.recv().unwrap_or_else(|_| empty()), move || {
             // No thread: ask again, and wait here for the copy (the first request for it went
             // with the closure that could not start).
             let (send_copy, copy) = sync_channel::<Box<dyn ProbeStreams>>(1);
@@ -344,9 +349,9 @@ impl ProbeThread {
 
     /// Starts a thread measuring from the probe `first` makes on it; `inline` makes the probe
     /// where no thread can be started.
-    fn start(streams: usize, first: impl FnOnce() -> Box<dyn ProbeStreams> + Send + 'static, inline: impl FnOnce() -> Box<dyn ProbeStreams>) -> ProbeThread {
+    fn start(config: ProbeConfig, streams: usize, first: impl FnOnce() -> Box<dyn ProbeStreams> + Send + 'static, inline: impl FnOnce() -> Box<dyn ProbeStreams>) -> ProbeThread {
         let (to_probe, messages) = sync_channel::<ToProbe>(IN_FLIGHT);
-        let (give_back, recycled) = channel::<Vec<Request>>();
+        let (give_back, recycled) = channel::<Vec<ProbeRequest>>();
         let spawned = std::thread::Builder::new().name("iostack-probe".into()).spawn(move || {
             let mut probe = first();
             for message in messages {
@@ -374,17 +379,42 @@ impl ProbeThread {
             Ok(thread) => ProbeState::Running { batches: (0..streams).map(|_| Vec::with_capacity(BATCH)).collect(), to_probe, recycled, thread },
             Err(_) => ProbeState::Inline(inline()),
         };
-        ProbeThread { state, streams }
+        ProbeThread { state, streams, config, recorder: Recorder::new(&config) }
     }
 
     #[inline]
     pub fn observe(&mut self, r: &Request) {
-        self.observe_in(0, r);
+        self.observe_request_in(0, r);
+    }
+
+    /// The record of `r` the probe reads ([`ProbeRequest::of`]).
+    #[inline]
+    pub fn record(&self, r: &Request) -> ProbeRequest {
+        self.recorder.record(r)
     }
 
     /// A request of stream `s`.
+    #[inline(always)]
+    pub fn observe_request_in(&mut self, s: usize, r: &Request) {
+        let recorder = self.recorder;
+        match &mut self.state {
+            ProbeState::Running { batches, .. } => {
+                // Made in place in the batch: the engine's thread writes each record once.
+                let batch = &mut batches[s];
+                batch.push(recorder.record(r));
+                if batch.len() == BATCH {
+                    self.send_batch(s);
+                }
+            }
+            ProbeState::Inline(p) => {
+                p.observe_in(s, &recorder.record(r));
+            }
+        }
+    }
+
+    /// A request of stream `s`, as its record ([`ProbeThread::record`]).
     #[inline]
-    pub fn observe_in(&mut self, s: usize, r: &Request) {
+    pub fn observe_in(&mut self, s: usize, r: &ProbeRequest) {
         match &mut self.state {
             ProbeState::Running { batches, .. } => {
                 let batch = &mut batches[s];
@@ -394,14 +424,14 @@ impl ProbeThread {
                 }
             }
             ProbeState::Inline(p) => {
-                p.observe_request_in(s, r);
+                p.observe_in(s, r);
             }
         }
     }
 
     /// Observes `requests` of stream `s` in order, as [`ProbeThread::observe_in`] on each
     /// would, copying them into the batch in bulk.
-    pub fn observe_all_in(&mut self, s: usize, mut requests: &[Request]) {
+    pub fn observe_all_in(&mut self, s: usize, mut requests: &[ProbeRequest]) {
         while !requests.is_empty() {
             match &mut self.state {
                 ProbeState::Running { batches, .. } => {
@@ -415,7 +445,7 @@ impl ProbeThread {
                 }
                 ProbeState::Inline(p) => {
                     for r in requests {
-                        p.observe_request_in(s, r);
+                        p.observe_in(s, r);
                     }
                     return;
                 }

@@ -30,8 +30,8 @@ use std::rc::Rc;
 
 use super::engine::BoundaryObserver;
 use super::observers::{ProbeThread, MAX_STREAMS};
-use crate::metrics::series::IntervalSpec;
-use crate::metrics::{LocalityReport, ProbeConfig};
+use crate::metrics::probe_request::Recorder;
+use crate::metrics::{LocalityReport, ProbeConfig, ProbeRequest};
 use crate::trace::Request;
 
 /// Requests a group holds for members that lag behind its leader; a member further behind
@@ -50,7 +50,7 @@ struct Group {
     stream: usize,
     /// Requests some member has seen and another not yet, oldest first, after up to
     /// [`FEED_CHUNK`] that every member has seen and the probe has not been fed yet.
-    unconfirmed: VecDeque<Request>,
+    unconfirmed: VecDeque<ProbeRequest>,
     /// Members and how many of `unconfirmed` each has seen (in the data path's order).
     members: Vec<(usize, usize)>,
 }
@@ -76,7 +76,8 @@ impl Group {
 
 /// The probes of a set of boundaries (members `0..n`, in the data path's order).
 pub struct ProbeSet {
-    config: ProbeConfig,
+    /// Makes the records the probes read ([`ProbeRequest`]).
+    recorder: Recorder,
     /// The probe threads; a thread measures one stream per group it serves.
     threads: Vec<ProbeThread>,
     /// Streams of each thread given to a group so far.
@@ -93,17 +94,7 @@ pub struct ProbeSet {
 impl ProbeSet {
     pub fn new(config: ProbeConfig, members: usize) -> ProbeSet {
         let group = Group { thread: 0, stream: 0, unconfirmed: VecDeque::new(), members: (0..members).map(|m| (m, 0)).collect() };
-        ProbeSet { config, threads: vec![ProbeThread::new(config)], used: vec![1], groups: vec![group], group_of: vec![0; members], reports: None, max_lag: MAX_LAG }
-    }
-
-    /// Whether `a` and `b` are the same to a probe of config `config`.
-    #[inline]
-    fn same(config: &ProbeConfig, a: &Request, b: &Request) -> bool {
-        a.offset == b.offset
-            && a.length == b.length
-            && a.device == b.device
-            && a.file == b.file
-            && (a.time_ns == b.time_ns || !matches!(config.interval, IntervalSpec::Time(_)))
+        ProbeSet { recorder: Recorder::new(&config), threads: vec![ProbeThread::new(config)], used: vec![1], groups: vec![group], group_of: vec![0; members], reports: None, max_lag: MAX_LAG }
     }
 
     /// Member `m` saw request `r`.
@@ -112,9 +103,12 @@ impl ProbeSet {
         let g = self.group_of[m];
         let group = &mut self.groups[g];
         if group.members.len() == 1 {
-            self.threads[group.thread].observe_in(group.stream, r);
+            self.threads[group.thread].observe_request_in(group.stream, r);
             return;
         }
+        // Requests are kept, compared and handed over as what the probes read of them: equal
+        // records are the same to a probe.
+        let r = &self.recorder.record(r);
         let at = group.members.iter().position(|&(x, _)| x == m).expect("a member of its group");
         let seen = group.members[at].1;
         if seen == group.unconfirmed.len() {
@@ -129,7 +123,7 @@ impl ProbeSet {
             }
             return;
         }
-        if !Self::same(&self.config, &group.unconfirmed[seen], r) {
+        if group.unconfirmed[seen] != *r {
             self.split(g, m, r);
             return;
         }
@@ -144,7 +138,7 @@ impl ProbeSet {
     /// Member `m` of group `g` saw `r`, which differs from the group's request at its position:
     /// it leaves with the members downstream of it that have not yet seen that position.
     #[cold]
-    fn split(&mut self, g: usize, m: usize, r: &Request) {
+    fn split(&mut self, g: usize, m: usize, r: &ProbeRequest) {
         let seen = self.groups[g].members.iter().find(|&&(x, _)| x == m).expect("a member").1;
         let leaving: Vec<(usize, usize)> = self.groups[g].members.iter().copied().filter(|&(x, s)| x == m || (x > m && s <= seen)).collect();
         let mut group = self.leave(g, &leaving);
@@ -245,7 +239,7 @@ impl ProbeSet {
                 let mut fed = 0;
                 for (m, seen) in members {
                     for r in group.unconfirmed.range(fed..seen) {
-                        probe.observe_request_in(group.stream, r);
+                        probe.observe_in(group.stream, r);
                     }
                     fed = seen;
                     reports[m] = Some(probe.report_of(group.stream));
