@@ -9,8 +9,8 @@
 #   4. the core is built again with it (rustc -Cprofile-use).
 #
 # The optimiser then knows which branches are taken and which calls are hot, which it cannot
-# tell from a simulator's event loop: the timed stack's default run takes about 8 % less CPU
-# time (docs/performance.md, "Profile-guided build"). Only code layout and optimisation change;
+# tell from a simulator's event loop: the timed stack's default run takes 11 % less time
+# (docs/performance.md, "Profile-guided build"). Only code layout and optimisation change;
 # every result is the same (bench/same_reports.py between a plain and a PGO build: all equal).
 #
 #   bash scripts/pgo.sh [PIP_TARGET]   the Python package, installed in place (`pip install
@@ -28,7 +28,7 @@
 # it). It is looked for in rustup's llvm-tools component, then as llvm-profdata-N and
 # /usr/lib/llvm-N/bin/llvm-profdata, N being rustc's LLVM major version; as root with apt-get,
 # Debian's llvm-N package is installed when none is found. Without one the core is built once,
-# plainly, with a message: everything works as before, about 8 % slower.
+# plainly, with a message: everything works as before, a little slower.
 #
 # scripts/test.sh rebuilds the package in place with the same flags when the profile exists, so
 # the build this made is reused. After a change to the Rust code, run this again: a stale profile
