@@ -50,23 +50,24 @@ impl RecentAffinities {
     /// at its reference `n` if the distance is the same, else computed.
     #[inline(always)]
     pub fn stack_affinity(&self, n: u64, d: u64) -> f64 {
-        if (d as usize) < AFFINITY_TABLE_LEN {
-            return affinity_fast(d);
-        }
-        match self.seen.get(n as usize % RING) {
-            Some(e) if e.stack == d => e.stack_affinity,
-            _ => affinity_fast(d),
-        }
+        self.affinity(n, d, |e| (e.stack, e.stack_affinity))
     }
 
     /// [`RecentAffinities::stack_affinity`] of a block distance.
     #[inline(always)]
     pub fn block_affinity(&self, n: u64, d: u64) -> f64 {
+        self.affinity(n, d, |e| (e.block, e.block_affinity))
+    }
+
+    /// The affinity of distance `d` for reference `n`: the one `stored` finds at `n` when its
+    /// distance is `d`, else computed (and always for the table's distances).
+    #[inline(always)]
+    fn affinity(&self, n: u64, d: u64, stored: impl Fn(&Seen) -> (u64, f64)) -> f64 {
         if (d as usize) < AFFINITY_TABLE_LEN {
             return affinity_fast(d);
         }
-        match self.seen.get(n as usize % RING) {
-            Some(e) if e.block == d => e.block_affinity,
+        match self.seen.get(n as usize % RING).map(stored) {
+            Some((distance, affinity)) if distance == d => affinity,
             _ => affinity_fast(d),
         }
     }
