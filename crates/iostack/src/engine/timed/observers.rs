@@ -387,44 +387,34 @@ impl ProbeThread {
         self.observe_request_in(0, r);
     }
 
-    /// The record of `r` the probe reads ([`ProbeRequest::of`]).
-    #[inline]
-    pub fn record(&self, r: &Request) -> ProbeRequest {
-        self.recorder.record(r)
-    }
-
     /// A request of stream `s`.
     #[inline(always)]
     pub fn observe_request_in(&mut self, s: usize, r: &Request) {
         let recorder = self.recorder;
-        match &mut self.state {
-            ProbeState::Running { batches, .. } => {
-                // Made in place in the batch: the engine's thread writes each record once.
-                let batch = &mut batches[s];
-                batch.push(recorder.record(r));
-                if batch.len() == BATCH {
-                    self.send_batch(s);
-                }
-            }
-            ProbeState::Inline(p) => {
-                p.observe_in(s, &recorder.record(r));
-            }
-        }
+        self.observe_made_in(s, || recorder.record(r));
     }
 
-    /// A request of stream `s`, as its record ([`ProbeThread::record`]).
+    /// A request of stream `s`, as its record ([`ProbeRequest::of`] with the probe's
+    /// configuration).
     #[inline]
     pub fn observe_in(&mut self, s: usize, r: &ProbeRequest) {
+        self.observe_made_in(s, || *r);
+    }
+
+    /// A record of stream `s`, which `make` builds where it goes: in place in the batch, so
+    /// the engine's thread writes each record once.
+    #[inline(always)]
+    fn observe_made_in(&mut self, s: usize, make: impl FnOnce() -> ProbeRequest) {
         match &mut self.state {
             ProbeState::Running { batches, .. } => {
                 let batch = &mut batches[s];
-                batch.push(*r);
+                batch.push(make());
                 if batch.len() == BATCH {
                     self.send_batch(s);
                 }
             }
             ProbeState::Inline(p) => {
-                p.observe_in(s, r);
+                p.observe_in(s, &make());
             }
         }
     }
