@@ -14,6 +14,7 @@
 use crate::error::ConfigError;
 use crate::trace::Op;
 
+mod huge_pages;
 pub mod list;
 mod params;
 pub mod slots;

@@ -8,6 +8,7 @@
 //! almost never reads the slab, and a cached object costs about 24 bytes of slab node plus 11 to
 //! 21 bytes of index (8-byte cells, load 3/8 to 3/4) instead of 40 to 60.
 
+use super::huge_pages::HugePageArray;
 use super::list::Slot;
 use super::Key;
 
@@ -38,10 +39,11 @@ pub(crate) trait Cell: Copy {
 /// address before the lookup ([`OpenTable::prefetch`]); hashbrown exposes no such thing.
 /// Linear probing keeps a key's probe sequence in one or two cache lines, and removal shifts
 /// later cells of the run back (no tombstones, so lookups never slow down as keys churn).
-/// The load factor stays at most 3/4.
+/// The load factor stays at most 3/4. Large tables live on huge pages ([`HugePageArray`]):
+/// a lookup of a cold key then waits for its cell only, not for a page-table walk too.
 #[derive(Clone)]
 pub(crate) struct OpenTable<C> {
-    cells: Vec<C>,
+    cells: HugePageArray<C>,
     /// 32 - log2(cells.len()): the home cell is the top bits of the 32-bit hash.
     shift: u32,
     len: usize,
@@ -58,7 +60,7 @@ impl<C: Cell> Default for OpenTable<C> {
 impl<C: Cell> OpenTable<C> {
     pub(crate) fn with_bits(bits: u32) -> Self {
         debug_assert!((MIN_BITS..=32).contains(&bits));
-        OpenTable { cells: vec![C::empty(); 1 << bits], shift: 32 - bits, len: 0 }
+        OpenTable { cells: HugePageArray::filled(1 << bits, C::empty()), shift: 32 - bits, len: 0 }
     }
 
     #[inline(always)]
@@ -192,52 +194,29 @@ impl<C: Cell> OpenTable<C> {
 
     /// Bytes allocated for the cells.
     pub(crate) fn allocation_size(&self) -> usize {
-        self.cells.capacity() * std::mem::size_of::<C>()
+        self.cells.bytes()
     }
 
-    /// Doubles the table in place. The cell array is extended (a large one by `realloc`, which
-    /// remaps its pages rather than copying them, so only the new half is touched for the first
-    /// time: a fresh array would page-fault the old size again at every doubling), then every
-    /// cell is placed again, in table order, at the first cell from its new home that is free,
-    /// its own, or holds a cell not yet placed (the two swap, and the other is placed next).
-    /// Placed cells never move again, so every cell between a key's home and its cell holds a
-    /// placed key, which is all a lookup needs.
+    /// Doubles the table: every key is placed again, in table order, at the first free cell from
+    /// its new home in a fresh array. (A fresh array rather than the old one extended: large
+    /// ones are on huge pages, which a reallocated `Vec` would not be, and with huge pages
+    /// touching the new array costs a few page faults, not one per 4 KiB.) For a moment both
+    /// arrays are held: 1.5 times the new size.
     #[cold]
     fn grow(&mut self) {
         assert!(self.shift > 0, "hash table full (2^32 cells)");
-        let old = self.cells.len();
-        let n = old * 2;
-        self.cells.reserve_exact(old);
-        self.cells.resize(n, C::empty());
+        let n = self.cells.len() * 2;
+        let mut cells = HugePageArray::filled(n, C::empty());
         self.shift -= 1;
         let mask = n - 1;
-        // One bit per cell of the old half: it holds a cell not yet placed.
-        let mut pending = vec![0u64; old.div_ceil(64)];
-        for (i, c) in self.cells[..old].iter().enumerate() {
-            if !c.is_empty() {
-                pending[i / 64] |= 1 << (i % 64);
+        for c in self.cells.iter().filter(|c| !c.is_empty()) {
+            let mut j = self.home(c.hash());
+            while !cells[j].is_empty() {
+                j = (j + 1) & mask;
             }
+            cells[j] = *c;
         }
-        let is_pending = |pending: &[u64], i: usize| i < old && (pending[i / 64] >> (i % 64)) & 1 != 0;
-        for i in 0..old {
-            while is_pending(&pending, i) {
-                let mut j = self.home(self.cells[i].hash());
-                while j != i && !self.cells[j].is_empty() && !is_pending(&pending, j) {
-                    j = (j + 1) & mask;
-                }
-                if j == i {
-                    pending[i / 64] &= !(1 << (i % 64));
-                } else if self.cells[j].is_empty() {
-                    self.cells[j] = self.cells[i];
-                    self.cells[i] = C::empty();
-                    pending[i / 64] &= !(1 << (i % 64));
-                } else {
-                    // Cell i's key takes j; j's, not yet placed, waits in i.
-                    self.cells.swap(i, j);
-                    pending[j / 64] &= !(1 << (j % 64));
-                }
-            }
-        }
+        self.cells = cells;
     }
 }
 
@@ -427,11 +406,11 @@ mod tests {
         }
     }
 
-    /// Growth in place keeps every key reachable: runs that wrap around the end of the table,
-    /// runs crowded on a few homes, and keys spread evenly, through nine doublings; after each,
+    /// Growth keeps every key reachable: runs that wrap around the end of the table, runs
+    /// crowded on a few homes, and keys spread evenly, through nine doublings; after each,
     /// every cell between a key's home and its cell is occupied and every key is found.
     #[test]
-    fn growth_in_place_keeps_every_key_reachable() {
+    fn growth_keeps_every_key_reachable() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
         let mut table: OpenTable<Raw> = OpenTable::with_bits(MIN_BITS);

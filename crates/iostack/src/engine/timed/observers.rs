@@ -136,7 +136,7 @@ impl BoundaryObserver for SharedProbe {
 const BATCH: usize = 4096;
 /// Batches in flight per probe: bounds the memory a probe that falls behind holds (the engine
 /// then waits for it) at a few hundred KiB.
-const IN_FLIGHT: usize = 4;
+const IN_FLIGHT: usize = 16;
 
 /// What a probe's thread measures: a [`LocalityProbe`] of one or more streams, behind one
 /// interface so that a thread can hold either.
