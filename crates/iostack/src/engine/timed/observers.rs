@@ -134,8 +134,11 @@ impl BoundaryObserver for SharedProbe {
 /// Requests handed to a probe's thread at once: large enough that the hand-over (one channel
 /// message) costs nothing per request, small enough to stay in the L2 cache.
 const BATCH: usize = 4096;
-/// Batches in flight per probe: bounds the memory a probe that falls behind holds (the engine
-/// then waits for it) at a few hundred KiB.
+/// Batches in flight per probe: enough that the probe's bursts (its key table doubling, its
+/// time axis compacting: tens of milliseconds on large traces) do not stop the engine, which
+/// runs on meanwhile; few enough that a probe that falls behind holds at most 2.6 MiB of
+/// records (the engine then waits for it). With 4 the engine waited through every burst: 5 %
+/// more wall time on a 10M-request run on two CPUs (`docs/performance.md`, "Eighth round").
 const IN_FLIGHT: usize = 16;
 
 /// What a probe's thread measures: a [`LocalityProbe`] of one or more streams, behind one
