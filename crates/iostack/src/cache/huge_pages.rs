@@ -11,8 +11,8 @@
 //! or absent and the array is an ordinary one: only speed differs, never contents.
 //!
 //! Measured on the key tables of the locality probes (`iostack run`, 10M-request Zipf trace,
-//! 762K distinct blocks, two CPUs): user CPU 2.77 s instead of 3.15 s, wall time 6 % less
-//! (`docs/performance.md`, "Huge pages for the key tables").
+//! 762K distinct blocks, two CPUs, medians of 5 alternated runs): user CPU 2.77 s instead of
+//! 3.17 s, wall time 1.63 s instead of 1.73 s (`docs/performance.md`, "Eighth round").
 
 use std::alloc::{alloc, dealloc, handle_alloc_error, Layout};
 use std::ops::{Deref, DerefMut};
