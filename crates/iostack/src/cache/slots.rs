@@ -197,26 +197,48 @@ impl<C: Cell> OpenTable<C> {
         self.cells.bytes()
     }
 
-    /// Doubles the table: every key is placed again, in table order, at the first free cell from
-    /// its new home in a fresh array. (A fresh array rather than the old one extended: large
-    /// ones are on huge pages, which a reallocated `Vec` would not be, and with huge pages
-    /// touching the new array costs a few page faults, not one per 4 KiB.) For a moment both
-    /// arrays are held: 1.5 times the new size.
+    /// Doubles the table in place. The cell array is extended (a large one by remapping its
+    /// pages, not copying them: see [`HugePageArray`]; so only the new half is touched for the
+    /// first time, where a fresh array would fault and clear the old size again at every
+    /// doubling), then every cell is placed again, in table order, at the first cell from its
+    /// new home that is free, its own, or holds a cell not yet placed (the two swap, and the
+    /// other is placed next). Placed cells never move again, so every cell between a key's home
+    /// and its cell holds a placed key, which is all a lookup needs.
     #[cold]
     fn grow(&mut self) {
         assert!(self.shift > 0, "hash table full (2^32 cells)");
-        let n = self.cells.len() * 2;
-        let mut cells = HugePageArray::filled(n, C::empty());
+        let old = self.cells.len();
+        let n = old * 2;
+        self.cells.grow(n, C::empty());
         self.shift -= 1;
         let mask = n - 1;
-        for c in self.cells.iter().filter(|c| !c.is_empty()) {
-            let mut j = self.home(c.hash());
-            while !cells[j].is_empty() {
-                j = (j + 1) & mask;
+        // One bit per cell of the old half: it holds a cell not yet placed.
+        let mut pending = vec![0u64; old.div_ceil(64)];
+        for (i, c) in self.cells[..old].iter().enumerate() {
+            if !c.is_empty() {
+                pending[i / 64] |= 1 << (i % 64);
             }
-            cells[j] = *c;
         }
-        self.cells = cells;
+        let is_pending = |pending: &[u64], i: usize| i < old && (pending[i / 64] >> (i % 64)) & 1 != 0;
+        for i in 0..old {
+            while is_pending(&pending, i) {
+                let mut j = self.home(self.cells[i].hash());
+                while j != i && !self.cells[j].is_empty() && !is_pending(&pending, j) {
+                    j = (j + 1) & mask;
+                }
+                if j == i {
+                    pending[i / 64] &= !(1 << (i % 64));
+                } else if self.cells[j].is_empty() {
+                    self.cells[j] = self.cells[i];
+                    self.cells[i] = C::empty();
+                    pending[i / 64] &= !(1 << (i % 64));
+                } else {
+                    // Cell i's key takes j; j's, not yet placed, waits in i.
+                    self.cells.swap(i, j);
+                    pending[j / 64] &= !(1 << (j % 64));
+                }
+            }
+        }
     }
 }
 
@@ -406,11 +428,11 @@ mod tests {
         }
     }
 
-    /// Growth keeps every key reachable: runs that wrap around the end of the table, runs
-    /// crowded on a few homes, and keys spread evenly, through nine doublings; after each,
+    /// Growth in place keeps every key reachable: runs that wrap around the end of the table,
+    /// runs crowded on a few homes, and keys spread evenly, through nine doublings; after each,
     /// every cell between a key's home and its cell is occupied and every key is found.
     #[test]
-    fn growth_keeps_every_key_reachable() {
+    fn growth_in_place_keeps_every_key_reachable() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
         let mut table: OpenTable<Raw> = OpenTable::with_bits(MIN_BITS);
