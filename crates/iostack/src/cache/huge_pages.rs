@@ -29,7 +29,7 @@ use std::ptr::NonNull;
 const HUGE_PAGE: usize = 2 << 20;
 /// Arrays of at least this many bytes are mapped for huge pages on Linux (a smaller one would
 /// round to one huge page and waste most of it).
-pub(crate) const ADVISE_FROM: usize = 2 * HUGE_PAGE;
+const ADVISE_FROM: usize = 2 * HUGE_PAGE;
 
 /// A growable array of cells, allocated for random access (see the module comment).
 pub(crate) struct HugePageArray<T> {
@@ -279,13 +279,13 @@ mod tests {
         }
     }
 
-    /// Growth from nothing, through the allocator, across the mapping threshold and then as a
-    /// mapping (in place or moved), keeps every cell and fills the new ones.
+    /// Growth from nothing, through the allocator, across the mapping threshold and on as a
+    /// mapping, keeps every cell and fills the new ones.
     #[test]
     fn growth_keeps_the_cells() {
         let mut a = HugePageArray::filled(0, 0u64);
         let mut len = 0usize;
-        for step in 0..8 {
+        for step in 0..9 {
             let new = if len == 0 { 100 } else { len * 4 };
             a.grow(new, u64::MAX - step);
             assert!(a[len..].iter().all(|&x| x == u64::MAX - step));
@@ -295,21 +295,44 @@ mod tests {
             len = new;
             assert!(a.iter().enumerate().all(|(i, &x)| x == i as u64 * 3), "after growing to {len}");
         }
-        assert!(a.bytes() >= ADVISE_FROM);
-        // Another mapping right after it makes the next growth move.
-        let _neighbour = HugePageArray::filled(ADVISE_FROM / 8, 1u64);
-        a.grow(len * 2, 5);
-        assert!(a[..len].iter().enumerate().all(|(i, &x)| x == i as u64 * 3));
-        assert!(a[len..].iter().all(|&x| x == 5));
+        // The last two growths were of a mapping (100 * 4^7 cells of 8 bytes are past 4 MiB).
+        assert!(a.mapped > ADVISE_FROM || !cfg!(target_os = "linux"));
+    }
+
+    /// A mapping that cannot grow in place (another mapping right after it) moves to a fresh
+    /// 2 MiB-aligned address with its cells.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_mapping_blocked_in_place_moves_with_its_cells() {
+        let len = ADVISE_FROM / 8;
+        let mut a = HugePageArray::filled(len, 0u64);
+        for (i, x) in a.iter_mut().enumerate() {
+            *x = i as u64;
+        }
+        assert_eq!(a.mapped, ADVISE_FROM);
+        assert_eq!(a.as_ptr() as usize % HUGE_PAGE, 0);
+        let after = (a.as_ptr() as usize + a.mapped) as *mut libc::c_void;
+        // SAFETY: a new mapping at a free address (NOREPLACE fails rather than replace one).
+        let blocker = unsafe { libc::mmap(after, 4096, libc::PROT_READ, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE, -1, 0) };
+        assert_eq!(blocker, after, "the address after the array was taken: the test cannot place its blocker");
+        let before = a.as_ptr();
+        a.grow(2 * len, 7);
+        assert_ne!(a.as_ptr(), before, "the growth could not be in place");
+        assert_eq!(a.as_ptr() as usize % HUGE_PAGE, 0);
+        assert!(a[..len].iter().enumerate().all(|(i, &x)| x == i as u64));
+        assert!(a[len..].iter().all(|&x| x == 7));
+        // SAFETY: the blocker mapped above, used by nothing else.
+        unsafe { libc::munmap(blocker, 4096) };
     }
 
     #[cfg(target_os = "linux")]
     #[test]
     fn large_arrays_are_aligned_to_huge_pages() {
-        let mut a = HugePageArray::filled(ADVISE_FROM / 4, 0u32);
+        let a = HugePageArray::filled(ADVISE_FROM / 4, 0u32);
         assert_eq!(a.as_ptr() as usize % HUGE_PAGE, 0);
-        let _neighbour = HugePageArray::filled(ADVISE_FROM / 4, 0u32);
-        a.grow(ADVISE_FROM, 1);
-        assert_eq!(a.as_ptr() as usize % HUGE_PAGE, 0);
+        let mut b = HugePageArray::filled(10, 0u32);
+        b.grow(ADVISE_FROM, 1);
+        assert_eq!(b.as_ptr() as usize % HUGE_PAGE, 0);
+        assert_eq!(a.clone().as_ptr() as usize % HUGE_PAGE, 0);
     }
 }

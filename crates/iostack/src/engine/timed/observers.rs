@@ -136,8 +136,8 @@ impl BoundaryObserver for SharedProbe {
 const BATCH: usize = 4096;
 /// Batches in flight per probe: enough that the probe's bursts (its key table doubling, its
 /// time axis compacting: tens of milliseconds on large traces) do not stop the engine, which
-/// runs on meanwhile; few enough that a probe that falls behind holds at most 2.6 MiB of
-/// records (the engine then waits for it). With 4 the engine waited through every burst: 5 %
+/// runs on meanwhile; few enough that a probe thread that falls behind holds about 3 MiB of
+/// records (these 16, the one it measures and those being filled; the engine then waits). With 4 the engine waited through every burst: 5 %
 /// more wall time on a 10M-request run on two CPUs (`docs/performance.md`, "Eighth round").
 const IN_FLIGHT: usize = 16;
 
