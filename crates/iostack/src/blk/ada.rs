@@ -16,20 +16,25 @@
 //!   (metadata only) decides hits and misses; its segment reads go to the virtual disk, so
 //!   T_Redcap = the segment read's service there + the copy; a hit costs T_CHit, the mean time
 //!   per block of the hits seen while active, or the configured copy cost before any (K6).
-//! - **Simulated hits**: a synchronous read of the segment the simulated cache is reading on the
-//!   virtual disk for the same process's last synchronous miss is a hit at T_CHit, not a wait for
-//!   that read; any other read of a segment in flight waits for it, as K12 has a real REDCAP's
-//!   reads wait. The paper's simulated REDCAP only "record[s] the hits/misses on each read"
-//!   (l.151) and times a request as T_Virtual_Disk for its misses plus T_CHit for its hits
-//!   (l.171). The reads feeding it come at the pace of the normal system that runs for real, which
-//!   does not wait for the simulated segment reads; a process of a real REDCAP system blocks on its
-//!   synchronous miss and reads the rest of that segment after it arrived. Timing those reads as
-//!   waits charged one segment read's wait (under CFQ or AS, all the other processes' slices) to
-//!   every read of the segment: on 8k-SR with 8 processes on the HDD model, 36,518 of the simulated
-//!   cache's 36,879 hits were such waits, against 8 of 39,600 in the same run with REDCAP always
-//!   on. Only the last miss qualifies: readahead is issued without waiting in both systems, and a
-//!   virtual disk lagging far behind keeps older segments in flight that a real REDCAP of the same
-//!   size would have evicted long before.
+//! - **Simulated hits**: a read of the segment the simulated cache is reading on the virtual disk
+//!   for the same process's last synchronous miss is a hit at T_CHit, not a wait for that read,
+//!   when it comes after that miss (synchronous or not: the readahead of a later read call too);
+//!   any other read of a segment in flight waits for it, as K12 has a real REDCAP's reads wait.
+//!   The paper's simulated REDCAP only "record[s] the hits/misses on each read" (l.151) and times
+//!   a request as T_Virtual_Disk for its misses plus T_CHit for its hits (l.171). The reads
+//!   feeding it come at the pace of the normal system that runs for real, which does not wait for
+//!   the simulated segment reads; a process of a real REDCAP system blocks on its synchronous miss
+//!   and asks for nothing more until that segment arrived. Timing those reads as waits charged one
+//!   segment read's wait (under CFQ or AS, all the other processes' slices) to every read of the
+//!   segment: on 8k-SR with 8 processes on the HDD model, 36,518 of the simulated cache's 36,879
+//!   hits were such waits, against 8 of 39,600 in the same run with REDCAP always on; and TAC's
+//!   8 KiB reads, which reach REDCAP as a synchronous block and the readahead of the next, paid
+//!   that wait on every second block. A read issued with the miss (the same call's readahead)
+//!   still waits, as it does in a REDCAP system. Only the last miss qualifies: a virtual disk
+//!   lagging far behind keeps older segments in flight that a real REDCAP of the same size would
+//!   have evicted long before. The last miss follows the process tree as R4 orders it (l.106): a
+//!   child forked after its parent's miss starts with it, and a parent that waited for a child
+//!   goes on with the child's (LKR's `find` and the `cat` it runs for each file).
 //! - Writes go to the disk unmodified in both systems; the virtual disk gets them in both states,
 //!   and they invalidate the blocks they cover in whichever cache is in use.
 //!
@@ -230,6 +235,13 @@ struct Timing {
     blocks: u64,
 }
 
+/// A process's last synchronous miss in the simulated cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LastMiss {
+    segment: (u32, u64),
+    arrival_ns: u64,
+}
+
 /// The ADA stage: REDCAP switched on and off, the virtual disk beside it.
 pub struct Ada {
     cfg: AdaConfig,
@@ -263,8 +275,13 @@ pub struct Ada {
     segment_reads: HashMap<u64, (u32, u64)>,
     sim_timing: HashMap<u64, Timing>,
     sim_waiters: HashMap<(u32, u64), Vec<(u64, u64)>>,
-    /// Per process, the segment of its last synchronous simulated miss.
-    sim_last_miss: HashMap<u32, (u32, u64)>,
+    /// Per process, the last synchronous simulated miss it waited for in a REDCAP system: the
+    /// segment and when the miss arrived (its own, or one carried along the process tree; see
+    /// "Simulated hits").
+    sim_last_miss: HashMap<u32, LastMiss>,
+    /// Children a parent waits for (child -> parent), to hand a child's last miss to its parent
+    /// at the child's exit.
+    sim_waited_by: HashMap<u32, u32>,
     scratch: StageActions,
     parts: Vec<Partial>,
     /// Emptied vectors kept for their allocations: the virtual disk's completions taken in,
@@ -308,6 +325,7 @@ impl Ada {
             sim_timing: HashMap::default(),
             sim_waiters: HashMap::default(),
             sim_last_miss: HashMap::default(),
+            sim_waited_by: HashMap::default(),
             scratch: StageActions::default(),
             parts: Vec::new(),
             done: Vec::new(),
@@ -501,6 +519,9 @@ impl Ada {
         // The simulated REDCAP: its segment reads go to the virtual disk.
         let (sync, pid) = (req.sync, req.pid);
         let last_miss = self.sim_last_miss.get(&pid).copied();
+        // Issued after the process's last synchronous miss arrived: in a REDCAP system the process
+        // waited for that miss's segment before it asked for anything more.
+        let after_last_miss = |segment| last_miss.is_some_and(|m| m.segment == segment && (sync || now_ns > m.arrival_ns));
         let mut parts = std::mem::take(&mut self.parts);
         let mut scratch = std::mem::take(&mut self.scratch);
         self.sim.read(req, now_ns, &mut scratch, &mut parts);
@@ -518,7 +539,7 @@ impl Ada {
             // process asks for it: see the module comment, "Simulated hits".
             let hit = match p.outcome {
                 Outcome::Hit => true,
-                Outcome::InFlight => sync && last_miss == Some(p.segment),
+                Outcome::InFlight => after_last_miss(p.segment),
                 Outcome::Miss => false,
             };
             if hit {
@@ -526,13 +547,40 @@ impl Ada {
                 self.partial_done(false, id, t);
             } else {
                 if p.outcome == Outcome::Miss && sync {
-                    self.sim_last_miss.insert(pid, p.segment);
+                    self.sim_last_miss.insert(pid, LastMiss { segment: p.segment, arrival_ns: now_ns });
                 }
                 let copy = self.copy_ns(p.blocks);
                 self.sim_waiters.entry(p.segment).or_default().push((id, copy));
             }
         }
         self.parts = parts;
+    }
+
+    /// Carries the simulated cache's last synchronous misses along the process tree (see the
+    /// module comment, "Simulated hits"): a child starts after its parent's last miss ended, and a
+    /// parent that waits for a child goes on after the child's, as R4 orders them (l.106).
+    fn carry_last_miss(&mut self, e: &crate::trace::ProcessEvent) {
+        use crate::trace::ProcessEventKind as K;
+        match e.kind {
+            K::Fork => match self.sim_last_miss.get(&e.ppid).copied() {
+                Some(m) => {
+                    self.sim_last_miss.insert(e.pid, m);
+                }
+                None => {
+                    self.sim_last_miss.remove(&e.pid);
+                }
+            },
+            K::Wait => {
+                self.sim_waited_by.insert(e.pid, e.ppid);
+            }
+            K::Exit => {
+                let m = self.sim_last_miss.remove(&e.pid);
+                if let (Some(parent), Some(m)) = (self.sim_waited_by.remove(&e.pid), m) {
+                    self.sim_last_miss.insert(parent, m);
+                }
+            }
+            K::Launch => {}
+        }
     }
 
     fn report_value(&self) -> serde_json::Value {
@@ -639,6 +687,7 @@ impl BlockStage for Ada {
 
     fn process_event(&mut self, event: &crate::trace::ProcessEvent, now_ns: u64) {
         self.catch_up(now_ns);
+        self.carry_last_miss(event);
         self.vd.process_event(event, now_ns);
     }
 

@@ -163,31 +163,72 @@ fn deterministic() {
     assert_eq!(a, b);
 }
 
-/// While inactive, a synchronous read of the segment the simulated cache is reading on the virtual
-/// disk for the process's last synchronous miss is a hit at T_CHit (l.151, l.171: the process
-/// would have blocked on that miss in a REDCAP system); an asynchronous read of it, or a read of
-/// an older segment still in flight, waits for that read, as a real REDCAP's reads do (K12).
+/// An ADA stage held inactive over a table where every read costs 1 ms (one observation, the
+/// fallbacks of K8) and a noop scheduler, `window` reads to a check.
+fn inactive_one_ms(window: usize) -> Ada {
+    let mut table = TableModel::new(1 << 30, 64).unwrap();
+    table.observe(Op::Read, 128 << 10, 0, 1_000_000);
+    let sched = crate::sched::build("noop", crate::sched::SchedLimits::new(32, 4096)).unwrap();
+    let cfg = AdaConfig { window, ..AdaConfig::default() };
+    let mut a = Ada::new(RedcapConfig::paper(4096), cfg, sched, table, 4096).unwrap();
+    a.active = false;
+    a
+}
+
+fn read_of(pid: u32, block: u64, sync: bool) -> IoRequest {
+    IoRequest { op: Op::Read, device: 0, block, blocks: 1, sync, cause: if sync { crate::sched::Cause::Demand } else { crate::sched::Cause::Prefetch }, arrival_ns: 0, pid }
+}
+
+/// While inactive, a read of the segment the simulated cache is reading on the virtual disk for
+/// the process's last synchronous miss, issued after that miss, is a hit at T_CHit (l.151,
+/// l.171: in a REDCAP system the process waited for that miss before it asked for anything
+/// more), synchronous or not; a read issued with the miss (the readahead of the same call), or a
+/// read of an older segment still in flight, waits for it, as a real REDCAP's reads do (K12).
 #[test]
 fn simulated_reads_of_a_segment_in_flight() {
     const MS: u64 = 1_000_000;
-    // One observation: by the fallbacks (K8) every read costs 1 ms.
-    let mut table = TableModel::new(1 << 30, 64).unwrap();
-    table.observe(Op::Read, 128 << 10, 0, MS);
-    let sched = crate::sched::build("noop", crate::sched::SchedLimits::new(32, 4096)).unwrap();
-    let cfg = AdaConfig { window: 5, ..AdaConfig::default() };
-    let mut a = Ada::new(RedcapConfig::paper(4096), cfg, sched, table, 4096).unwrap();
-    a.active = false;
+    let mut a = inactive_one_ms(7);
     let mut out = StageActions::default();
-    let read = |block: u64, sync: bool| IoRequest { op: Op::Read, device: 0, block, blocks: 1, sync, cause: if sync { crate::sched::Cause::Demand } else { crate::sched::Cause::Prefetch }, arrival_ns: 0, pid: 1 };
+    let read = |block, sync| read_of(1, block, sync);
     a.submit(read(0, true), 0, &mut out); // a miss: segment 0 is read on the virtual disk, 0..1 ms
-    a.submit(read(1, true), 10_000, &mut out); // synchronous, the last miss's segment: a hit
-    a.submit(read(2, false), 20_000, &mut out); // asynchronous: waits until 1 ms
+    a.submit(read(1, false), 0, &mut out); // readahead issued with the miss: waits until 1 ms
+    a.submit(read(2, true), 10_000, &mut out); // synchronous, after the miss: a hit
+    a.submit(read(3, false), 20_000, &mut out); // asynchronous, after the miss: a hit
     a.submit(read(40, true), 30_000, &mut out); // a miss: segment 1, read after segment 0, 1..2 ms
-    a.submit(read(3, true), 40_000, &mut out); // segment 0, no longer the last miss: waits
+    a.submit(read(4, true), 40_000, &mut out); // segment 0, no longer the last miss: waits
+    a.submit(read(41, false), 50_000, &mut out); // segment 1, after its miss: a hit
+    a.catch_up(10 * MS);
+    assert_eq!(a.cmp.completed(Side::Candidate), 7);
+    // Misses: 1 ms + copy 5 us each (segment 1 enters the virtual disk's scheduler at 1 ms, R2);
+    // the hits 5 us each (T_CHit before any hit seen: the copy cost, K6); the waits from 0 and
+    // 40 us to 1 ms, + copy 5 us.
+    let sum = a.cmp.check().candidate_ms.unwrap();
+    assert!((sum - (1.005 + 1.005 + 0.005 + 0.005 + 1.005 + 0.965 + 0.005)).abs() < 1e-6, "{sum}");
+}
+
+/// The last miss is carried along the process tree: a child forked after its parent's miss
+/// reads that segment as a hit, and so does a parent that waited for a child after the child's
+/// miss; an unrelated process waits for the segment (K12).
+#[test]
+fn simulated_last_misses_follow_the_process_tree() {
+    use crate::trace::{ProcessEvent, ProcessEventKind as K};
+    const MS: u64 = 1_000_000;
+    let mut a = inactive_one_ms(5);
+    let mut out = StageActions::default();
+    let event = |kind, pid, ppid, t| ProcessEvent { before: 0, time_ns: t, kind, pid, ppid };
+    a.submit(read_of(1, 0, true), 0, &mut out); // the parent misses segment 0: 0..1 ms
+    a.process_event(&event(K::Fork, 2, 1, 10_000), 10_000);
+    a.process_event(&event(K::Wait, 2, 1, 10_000), 10_000);
+    a.submit(read_of(2, 1, true), 20_000, &mut out); // the child, segment 0: a hit
+    a.submit(read_of(2, 40, true), 30_000, &mut out); // the child misses segment 1
+    a.process_event(&event(K::Exit, 2, 1, 40_000), 40_000);
+    a.submit(read_of(1, 41, true), 50_000, &mut out); // the parent after the child: a hit
+    a.submit(read_of(3, 42, true), 60_000, &mut out); // another process: waits for segment 1
     a.catch_up(10 * MS);
     assert_eq!(a.cmp.completed(Side::Candidate), 5);
-    // Misses: 1 ms + copy 5 us each; the hit 5 us (T_CHit before any hit seen: the copy cost, K6);
-    // the waits from 20 us and 40 us to 1 ms, + copy 5 us.
+    // The child's first request to the virtual disk, segment 1's read, enters its scheduler once
+    // the parent's read before the fork is served (R4), at 1 ms, and is served 1..2 ms: 1 ms of
+    // service time (K5) + the copy, for the child's miss and for the third process's wait alike.
     let sum = a.cmp.check().candidate_ms.unwrap();
-    assert!((sum - (1.005 + 0.005 + 0.985 + 1.005 + 0.965)).abs() < 1e-6, "{sum}");
+    assert!((sum - (1.005 + 0.005 + 1.005 + 0.005 + 1.005)).abs() < 1e-6, "{sum}");
 }
