@@ -15,7 +15,10 @@
 //! finishes until every benchmark has completed once (l.197): the AIP trace marks its benchmarks
 //! with launch events and the replay relaunches them (`engine/timed/engine/relaunch.rs`), and the
 //! application time is the test's end, the time every benchmark had completed once (the report's
-//! `benchmarks.all_completed_ns`). Files are scaled down as in `ada-patterns`.
+//! `benchmarks.all_completed_ns`). Files are scaled down as in `ada-patterns`. LKR runs as the
+//! paper's `find -type f -exec cat` (l.183): `find` forks a `cat` for each file and waits for it.
+//! Under CFQ each `cat` is a new process whose one read waits for the other processes' slices,
+//! which is what makes vanilla CFQ slow here and REDCAP's hits pay (docs/reproductions.md).
 
 use super::ada_patterns::{AdaPatterns, Pair, Tables};
 use super::kdsim_accuracy::HDD;
@@ -66,7 +69,7 @@ impl AdaAip {
             tac: Tac { file_size: s.file_size, ..Tac::default() },
             sr512: Stride { file_size: s.sr512_file_size, ..Stride::sr512k() },
             sr8: Stride { file_size: s.file_size, ..Stride::sr8k() },
-            lkr: Lkr { files: s.lkr_files, dirs: s.lkr_dirs, seed: s.seed, child_cat: false, ..Lkr::default() },
+            lkr: Lkr { files: s.lkr_files, dirs: s.lkr_dirs, seed: s.seed, ..Lkr::default() },
             ior: Ior { file_size: s.file_size, ..Ior::default() },
         }
     }
@@ -192,7 +195,7 @@ pub fn reproduce_with(r: &AdaAip, progress: &Progress) -> Report {
         rows,
     });
     notes.push(format!(
-        "Scaled down: files of {} MiB per process for TAC, 512k-SR, 8k-SR and IOR-R, LKR trees of {} files in {} directories; {}; otherwise the stack of ada-patterns.",
+        "Scaled down: files of {} MiB per process for TAC, 512k-SR, 8k-SR and IOR-R, LKR trees of {} files in {} directories, each file read by a cat process that find forks and waits for (the paper's find -type f -exec cat); {}; otherwise the stack of ada-patterns.",
         r.sizes.file_size >> 20,
         r.sizes.lkr_files,
         r.sizes.lkr_dirs,
