@@ -16,8 +16,10 @@
 //! the file is at the disk block of the accessed page shifted by `i - index`.
 //!
 //! Parameters: `max` (`read_ahead_kb`, default 128 KiB = 32 pages of 4 KiB; a plain number
-//! counts pages) and `io` (the device's optimal I/O size, `max_sectors_kb`, default equal to
-//! `max`).
+//! counts pages), `io` (the device's optimal I/O size, `max_sectors_kb`, default equal to
+//! `max`) and `context` (`on`, the default, or `off`: no context readahead, as before Linux
+//! 2.6.31, so a miss neither at the start of a file, oversized nor sequential reads only the
+//! request whatever the cache holds before it).
 
 use crate::error::ConfigError;
 use super::readahead::{FileRaState, PageLookup, Readahead, Window, DEFAULT_RA_PAGES};
@@ -26,7 +28,7 @@ use super::{BlockPresence, DemandAccess, Fetch, FileView, Prefetcher, Prefetcher
 pub const INFO: PrefetcherInfo = PrefetcherInfo {
     name: "linux",
     aliases: &["readahead", "ra"],
-    summary: "Linux 6.12 readahead per open file (linux:max=128KiB,io=...)",
+    summary: "Linux 6.12 readahead per open file (linux:max=128KiB,io=...,context=on|off)",
     build: |spec, page| {
         let max_bytes = spec.size_bytes("max", DEFAULT_RA_PAGES * 4096, page)?;
         let ra_pages = max_bytes / page;
@@ -37,7 +39,8 @@ pub const INFO: PrefetcherInfo = PrefetcherInfo {
             }
         }
         let io_pages = io_bytes / page;
-        Ok(Box::new(LinuxReadahead::new(Readahead::new(ra_pages).with_io_pages(io_pages))))
+        let context = spec.choice("context", "on", &["on", "off"])? == "on";
+        Ok(Box::new(LinuxReadahead::new(Readahead::new(ra_pages).with_io_pages(io_pages).with_context(context))))
     },
 };
 

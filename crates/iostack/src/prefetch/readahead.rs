@@ -242,6 +242,10 @@ pub struct Readahead {
     /// The device's optimal I/O size in pages (`bdi->io_pages`, from `max_sectors_kb`); lets a
     /// request larger than `ra_pages` be read in one window of up to this size.
     pub io_pages: u64,
+    /// Context readahead (step 4 of a synchronous miss), which Linux has from 2.6.31 on. Without
+    /// it a miss that is neither at the start of the file, oversized nor sequential is a
+    /// standalone random read, as in the ondemand readahead of 2.6.23-2.6.30.
+    pub context: bool,
 }
 
 impl Default for Readahead {
@@ -276,12 +280,18 @@ pub fn next_ra_size(cur: u64, max: u64) -> u64 {
 impl Readahead {
     /// Readahead with windows of at most `ra_pages` pages; `io_pages` defaults to `ra_pages`.
     pub fn new(ra_pages: u64) -> Readahead {
-        Readahead { ra_pages, io_pages: ra_pages }
+        Readahead { ra_pages, io_pages: ra_pages, context: true }
     }
 
     /// Sets the device's optimal I/O size in pages (`max_sectors_kb` / 4).
     pub fn with_io_pages(mut self, io_pages: u64) -> Readahead {
         self.io_pages = io_pages;
+        self
+    }
+
+    /// Turns context readahead on or off.
+    pub fn with_context(mut self, context: bool) -> Readahead {
+        self.context = context;
         self
     }
 
@@ -330,6 +340,9 @@ impl Readahead {
             ra.size = init_ra_size(req, max);
             ra.async_size = if ra.size > req { ra.size - req } else { ra.size >> 1 };
             return Window { start: ra.start, size: ra.size, async_size: ra.async_size, kind: RaKind::Initial };
+        }
+        if !self.context {
+            return Window { start: index, size: req, async_size: 0, kind: RaKind::Random };
         }
         let miss = cache.prev_miss(index - 1, max);
         let mut contig = index.wrapping_sub(miss).wrapping_sub(1);
@@ -632,6 +645,26 @@ mod tests {
         let w = ra.on_sync_miss(&mut st, 120, 1, None, &c).unwrap();
         assert_eq!(w.kind, RaKind::Random);
         assert_eq!(st, before);
+    }
+
+    #[test]
+    fn without_context_readahead_a_miss_after_cached_pages_is_random() {
+        // The history of `context_readahead_window_from_history`, before Linux 2.6.31: only the
+        // request is read and the state is left alone; the start of a file and sequential misses
+        // still open a window.
+        let ra = Readahead::default().with_context(false);
+        let mut st = ra.file_state();
+        st.prev_index = 5000;
+        let before = st;
+        let mut c = Cache::default();
+        c.pages.extend(100..120);
+        let w = ra.on_sync_miss(&mut st, 120, 2, None, &c).unwrap();
+        assert_eq!((w.start, w.size, w.async_size, w.kind), (120, 2, 0, RaKind::Random));
+        assert_eq!(st, before);
+        let mut st = ra.file_state();
+        assert_eq!(ra.on_sync_miss(&mut st, 0, 1, None, &c).unwrap().kind, RaKind::Initial);
+        st.prev_index = 119;
+        assert_eq!(ra.on_sync_miss(&mut st, 120, 1, None, &c).unwrap().kind, RaKind::Initial);
     }
 
     #[test]
