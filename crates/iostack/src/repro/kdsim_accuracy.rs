@@ -185,13 +185,16 @@ impl AccuracyRepro {
         ends
     }
 
+    /// The stack of every run: LRU page cache with Linux readahead without context readahead,
+    /// as in the paper's Linux 2.6.23 (see [`super::ada_patterns::AdaPatterns::stack`]), 128 KiB
+    /// requests.
     pub fn stack(&self, device: &str) -> StackConfig {
         StackConfig {
             device: device.into(),
             sched: self.sched.clone(),
             cache: self.cache.clone(),
             policy: "lru".into(),
-            prefetch: "linux".into(),
+            prefetch: "linux:context=off".into(),
             max_request: "128KiB".into(),
             locality: false,
             ..Default::default()
