@@ -33,6 +33,12 @@
 //!   process also counts as that process's history: cooperating processes);
 //! - the remembered process's mean think time (the time from a request's completion to its next
 //!   request, as a decaying mean) exceeds `antic_expire`, so waiting would not pay off;
+//! - the remembered process has exited, and lately the waits for exited processes mostly ran
+//!   out without a close request of another process saving them (`exit_no_coop`, a decaying
+//!   share, over one half); or it is on its first request and, lately, processes waited for on
+//!   their first request mostly exited or ran out (`exit_prob`), so that the product of the two
+//!   shares is over one half: short-lived processes such as a `cat` per file are soon no longer
+//!   waited for;
 //! - `antic_expire` has passed since the completion.
 //!
 //! A request of another class, or an expired read, is served without waiting. A process seen
@@ -40,11 +46,8 @@
 //!
 //! # Differences from the kernel
 //!
-//! - The kernel's exit probabilities (`exit_prob`, `exit_no_coop`: anticipation stops on a
-//!   process that has exited, or on new processes when many exited soon after their first
-//!   request) are left out, and a process exit (`Scheduler::process_exit`) is ignored: a process
-//!   that has exited, or whose trace has ended, is waited for until `antic_expire` like any
-//!   other.
+//! - A process's exit is known from the trace's `exit` events (`Scheduler::process_exit`); a
+//!   process whose trace simply ended is waited for until `antic_expire` like any other.
 //! - A dispatched request goes straight to the device, so the kernel's count of a process's
 //!   requests on the dispatch list but not yet started (`nr_dispatched` of `as_io_context`) is
 //!   always zero and left out.
@@ -129,6 +132,8 @@ struct Process {
     started: bool,
     /// Has had a synchronous request completed.
     running: bool,
+    /// Has exited (the kernel's `AS_TASK_RUNNING` cleared).
+    exited: bool,
     last_end_request: u64,
     /// End of its last synchronous request, in sectors.
     last_request_pos: u64,
@@ -164,6 +169,11 @@ pub struct Anticipatory {
     new_ttime_mean: u64,
     new_seek_total: u64,
     new_seek_mean: u64,
+    /// How often a process waited for had no think time yet because it exited or timed out,
+    /// and how often an exited one was not saved by a close request of another (fixed point,
+    /// 256 = always; the kernel's `exit_prob` and `exit_no_coop`).
+    exit_prob: u64,
+    exit_no_coop: u64,
     processes: rustc_hash::FxHashMap<u32, Process>,
 }
 
@@ -192,6 +202,8 @@ impl Anticipatory {
             new_ttime_mean: 0,
             new_seek_total: 0,
             new_seek_mean: 0,
+            exit_prob: 0,
+            exit_no_coop: 0,
             processes: Default::default(),
         }
     }
@@ -224,6 +236,7 @@ impl Anticipatory {
             if !pr.hist.has_think() {
                 self.new_ttime_total = (7 * self.new_ttime_total + 256 * think) / 8;
                 self.new_ttime_mean = self.new_ttime_total / 256;
+                self.exit_prob = 7 * self.exit_prob / 8;
             }
             if !pr.hist.has_seek() {
                 self.new_seek_total = (7 * self.new_seek_total).saturating_add(256 * seek) / 8;
@@ -276,9 +289,9 @@ impl Anticipatory {
         if self.ioc_finished && self.antic_expired(now) {
             return true;
         }
-        let (queued, think) = match self.processes.get(&pid) {
-            Some(pr) => (pr.queued, pr.hist.has_think().then_some(pr.hist.ttime_mean)),
-            None => (0, None),
+        let (queued, think, exited) = match self.processes.get(&pid) {
+            Some(pr) => (pr.queued, pr.hist.has_think().then_some(pr.hist.ttime_mean), pr.exited),
+            None => (0, None, false),
         };
         if queued > 0 {
             return true;
@@ -286,11 +299,44 @@ impl Anticipatory {
         if let Some(r) = r {
             if super::cfq::is_sync(r) && self.close(pid, r, now) {
                 // A close request of another process: count it as the remembered one's.
+                if exited {
+                    self.note_exit_without_think(think.is_none());
+                    self.exit_no_coop = 7 * self.exit_no_coop / 8;
+                }
                 self.update_history(pid, r, now);
                 return true;
             }
         }
-        think.unwrap_or(self.new_ttime_mean) > self.p.antic_expire
+        if exited {
+            self.note_exit_without_think(think.is_none());
+            if self.exit_no_coop > 128 {
+                return true;
+            }
+        }
+        match think {
+            Some(mean) => mean > self.p.antic_expire,
+            // A process on its first request: judged by the processes before it, and not waited
+            // for when new processes have mostly exited unsaved.
+            None => self.new_ttime_mean > self.p.antic_expire || self.exit_prob * self.exit_no_coop > 128 * 256,
+        }
+    }
+
+    /// A process waited for had no think time yet (`ttime_samples == 0`): it exited or timed out
+    /// on its first request.
+    fn note_exit_without_think(&mut self, no_think: bool) {
+        if no_think {
+            self.exit_prob = (7 * self.exit_prob + 256) / 8;
+        }
+    }
+
+    /// The wait for the remembered process ran out (`as_antic_timeout`).
+    fn antic_timed_out(&mut self) {
+        let Some(pid) = self.io_context else { return };
+        let (no_think, exited) = self.processes.get(&pid).map_or((true, false), |pr| (!pr.hist.has_think(), pr.exited));
+        self.note_exit_without_think(no_think);
+        if exited {
+            self.exit_no_coop = (7 * self.exit_no_coop + 256) / 8;
+        }
     }
 
     fn can_anticipate(&mut self, r: Option<Id>, now: u64) -> bool {
@@ -400,6 +446,7 @@ impl Scheduler for Anticipatory {
         let now = now_ns;
         if self.antic == Antic::WaitNext && self.antic_expired(now) {
             self.antic = Antic::Finished;
+            self.antic_timed_out();
         }
         let reads = !self.queues[SYNC].is_empty();
         let writes = !self.queues[ASYNC].is_empty();
@@ -487,6 +534,12 @@ impl Scheduler for Anticipatory {
         let mut v = reads.take_all();
         v.extend(writes.take_all());
         Some(super::oldest_first(v))
+    }
+
+    fn process_exit(&mut self, pid: u32, _now_ns: u64) {
+        if let Some(pr) = self.processes.get_mut(&pid) {
+            pr.exited = true;
+        }
     }
 
     fn wake_at(&self) -> Option<u64> {
@@ -597,6 +650,41 @@ mod tests {
         }
         s.add(rd(2, 900_000, t), t);
         assert_eq!(s.dispatch(t).unwrap().pid, 2);
+    }
+
+    /// Processes that each read one block and exit (a `cat` per file), each followed by a far read
+    /// of process 99: at first the scheduler waits antic_expire for each exited process; once
+    /// the waits for exited processes have mostly run out unsaved (`exit_no_coop` over one half),
+    /// it no longer waits for an exited process, and new processes on their first request are
+    /// not waited for either (`exit_prob` x `exit_no_coop`).
+    #[test]
+    fn exited_processes_are_soon_no_longer_waited_for() {
+        let mut s = sched(AsParams::default());
+        let mut t = 0;
+        let mut waited = Vec::new();
+        for i in 0..10u32 {
+            let pid = 10 + i;
+            s.add(rd(pid, 1000 * i as u64, t), t);
+            // Served once any wait for process 99's next read has run out.
+            let (r, done) = serve(&mut s, t + 6 * MS, MS).unwrap();
+            assert_eq!(r.pid, pid);
+            s.process_exit(pid, done);
+            s.add(rd(99, 900_000 + i as u64, done), done);
+            let (r, at) = match s.dispatch(done) {
+                Some(r) => (r, done),
+                None => {
+                    // Waiting: the far read goes at the end of antic_expire.
+                    assert_eq!(s.dispatch(done + 6 * MS - 1), None);
+                    (s.dispatch(done + 6 * MS).unwrap(), done + 6 * MS)
+                }
+            };
+            assert_eq!(r.pid, 99);
+            waited.push(at > done);
+            s.completed(&r, at + MS);
+            t = at + MS;
+        }
+        // exit_no_coop after n timeouts: 32, 60, 84, 105, 123, 139 > 128.
+        assert_eq!(waited, [true, true, true, true, true, true, false, false, false, false]);
     }
 
     /// Reads of one process (all queued) and writes, 10 ms each: the runs of reads and writes.
