@@ -236,7 +236,7 @@ struct Timing {
 }
 
 /// A process's last synchronous miss in the simulated cache.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 struct LastMiss {
     segment: (u32, u64),
     arrival_ns: u64,
@@ -562,14 +562,11 @@ impl Ada {
     fn carry_last_miss(&mut self, e: &crate::trace::ProcessEvent) {
         use crate::trace::ProcessEventKind as K;
         match e.kind {
-            K::Fork => match self.sim_last_miss.get(&e.ppid).copied() {
-                Some(m) => {
+            K::Fork => {
+                if let Some(m) = self.sim_last_miss.get(&e.ppid).copied() {
                     self.sim_last_miss.insert(e.pid, m);
                 }
-                None => {
-                    self.sim_last_miss.remove(&e.pid);
-                }
-            },
+            }
             K::Wait => {
                 self.sim_waited_by.insert(e.pid, e.ppid);
             }

@@ -17,9 +17,9 @@
 //!
 //! Parameters: `max` (`read_ahead_kb`, default 128 KiB = 32 pages of 4 KiB; a plain number
 //! counts pages), `io` (the device's optimal I/O size, `max_sectors_kb`, default equal to
-//! `max`) and `context` (`on`, the default, or `off`: no context readahead, as before Linux
-//! 2.6.31, so a miss neither at the start of a file, oversized nor sequential reads only the
-//! request whatever the cache holds before it).
+//! `max`) and `context` (`on`, the default, or `off`: no context readahead, as in the early
+//! ondemand readahead of Linux 2.6.23, so a miss neither at the start of a file, oversized nor
+//! sequential reads only the request whatever the cache holds before it).
 
 use crate::error::ConfigError;
 use super::readahead::{FileRaState, PageLookup, Readahead, Window, DEFAULT_RA_PAGES};

@@ -242,9 +242,9 @@ pub struct Readahead {
     /// The device's optimal I/O size in pages (`bdi->io_pages`, from `max_sectors_kb`); lets a
     /// request larger than `ra_pages` be read in one window of up to this size.
     pub io_pages: u64,
-    /// Context readahead (step 4 of a synchronous miss), which Linux has from 2.6.31 on. Without
-    /// it a miss that is neither at the start of the file, oversized nor sequential is a
-    /// standalone random read, as in the ondemand readahead of 2.6.23-2.6.30.
+    /// Context readahead (step 4 of a synchronous miss), which Linux added after the first
+    /// ondemand readahead of 2.6.23. Without it a miss that is neither at the start of the file,
+    /// oversized nor sequential is a standalone random read, as in that early ondemand readahead.
     pub context: bool,
 }
 
@@ -649,7 +649,7 @@ mod tests {
 
     #[test]
     fn without_context_readahead_a_miss_after_cached_pages_is_random() {
-        // The history of `context_readahead_window_from_history`, before Linux 2.6.31: only the
+        // The history of `context_readahead_window_from_history`, without context readahead: only the
         // request is read and the state is left alone; the start of a file and sequential misses
         // still open a window.
         let ra = Readahead::default().with_context(false);

@@ -222,10 +222,10 @@ impl Drop for Tables {
 impl AdaPatterns {
     /// The stack of every run: LRU page cache with Linux readahead, 128 KiB requests.
     ///
-/// The paper's kernel, Linux 2.6.23, has no context readahead (Linux 2.6.31 on): a read that is
-    /// neither at the start of a file, oversized nor sequential is read as it is. With it, LKR's
-    /// `find` read 124 KiB windows after each directory block, the files' data the `cat`s then found
-    /// in flight in `find`'s request (docs/reproductions.md, AIP).
+    /// The paper's kernel, Linux 2.6.23, has no context readahead (`linux:context=off`): a read
+    /// that is neither at the start of a file, oversized nor sequential is read as it is. With
+    /// it, LKR's `find` read 124 KiB windows after each directory block, the files' data the
+    /// `cat`s then found in flight in `find`'s request (docs/reproductions.md, `ada-patterns`).
     pub fn stack(&self, device: &str, sched: &str) -> StackConfig {
         StackConfig { device: device.into(), sched: sched.into(), cache: self.cache.clone(), policy: "lru".into(), prefetch: "linux:context=off".into(), max_request: "128KiB".into(), locality: false, ..Default::default() }
     }

@@ -300,7 +300,9 @@ impl Anticipatory {
             if super::cfq::is_sync(r) && self.close(pid, r, now) {
                 // A close request of another process: count it as the remembered one's.
                 if exited {
-                    self.note_exit_without_think(think.is_none());
+                    if think.is_none() {
+                        self.exit_prob_up();
+                    }
                     self.exit_no_coop = 7 * self.exit_no_coop / 8;
                 }
                 self.update_history(pid, r, now);
@@ -308,7 +310,9 @@ impl Anticipatory {
             }
         }
         if exited {
-            self.note_exit_without_think(think.is_none());
+            if think.is_none() {
+                self.exit_prob_up();
+            }
             if self.exit_no_coop > 128 {
                 return true;
             }
@@ -323,17 +327,17 @@ impl Anticipatory {
 
     /// A process waited for had no think time yet (`ttime_samples == 0`): it exited or timed out
     /// on its first request.
-    fn note_exit_without_think(&mut self, no_think: bool) {
-        if no_think {
-            self.exit_prob = (7 * self.exit_prob + 256) / 8;
-        }
+    fn exit_prob_up(&mut self) {
+        self.exit_prob = (7 * self.exit_prob + 256) / 8;
     }
 
     /// The wait for the remembered process ran out (`as_antic_timeout`).
     fn antic_timed_out(&mut self) {
         let Some(pid) = self.io_context else { return };
         let (no_think, exited) = self.processes.get(&pid).map_or((true, false), |pr| (!pr.hist.has_think(), pr.exited));
-        self.note_exit_without_think(no_think);
+        if no_think {
+            self.exit_prob_up();
+        }
         if exited {
             self.exit_no_coop = (7 * self.exit_no_coop + 256) / 8;
         }
@@ -655,8 +659,7 @@ mod tests {
     /// Processes that each read one block and exit (a `cat` per file), each followed by a far read
     /// of process 99: at first the scheduler waits antic_expire for each exited process; once
     /// the waits for exited processes have mostly run out unsaved (`exit_no_coop` over one half),
-    /// it no longer waits for an exited process, and new processes on their first request are
-    /// not waited for either (`exit_prob` x `exit_no_coop`).
+    /// it no longer waits for an exited process.
     #[test]
     fn exited_processes_are_soon_no_longer_waited_for() {
         let mut s = sched(AsParams::default());
