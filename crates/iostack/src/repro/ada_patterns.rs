@@ -23,7 +23,8 @@
 //! Scale: TAC, 8k-SR and IOR-R files of 64 MiB (the paper's 1 GiB / 16) with a 64 MiB page cache
 //! (its 1 GB of RAM / 16); 512k-SR keeps the paper's 1 GiB file (8,132 reads per process; on a file
 //! under 258 MiB its series come back to segments still cached and REDCAP would hit); LKR a tree of
-//! 3,000 files in 200 directories per process.
+//! 3,000 files in 200 directories per process, read as the paper's `find -type f -exec cat` (l.183):
+//! `find` forks a `cat` for each file and waits for it.
 
 use super::kdsim_accuracy::HDD;
 use super::{Check, Figure, Progress, Report, ReproInfo, Series, Table};
@@ -32,7 +33,7 @@ use crate::error::Error;
 use crate::kdsim::train::{train, TrainConfig};
 use crate::workload::ior::Ior;
 use crate::workload::lkr::Lkr;
-use crate::workload::streams::{Merged, Placement, Stream};
+use crate::workload::streams::{steps, Merged, Placement, ProcStream, Stream};
 use crate::workload::stride::Stride;
 use crate::workload::tac::Tac;
 
@@ -230,15 +231,17 @@ impl AdaPatterns {
         StackConfig { device: device.into(), sched: sched.into(), cache: self.cache.clone(), policy: "lru".into(), prefetch: "linux:context=off".into(), max_request: "128KiB".into(), locality: false, ..Default::default() }
     }
 
-    /// Benchmark `name`'s streams for `processes` processes.
-    pub fn streams(&self, name: &str, processes: u32) -> Vec<Stream> {
+    /// Benchmark `name`'s streams for `processes` processes. LKR's is the paper's `find -type f
+    /// -exec cat` (l.183): `find` forks a `cat` for each file and waits for it.
+    pub fn streams(&self, name: &str, processes: u32) -> Vec<ProcStream> {
         let at = &mut Placement::default();
+        let one_each = |s: Vec<Stream>| s.into_iter().map(steps).collect();
         match name {
-            "TAC" => Tac { file_size: self.file_size, ..Tac::default() }.streams(processes, at),
-            "512k-SR" => Stride { file_size: self.sr512_file_size, ..Stride::sr512k() }.streams(processes, at),
-            "8k-SR" => Stride { file_size: self.file_size, ..Stride::sr8k() }.streams(processes, at),
-            "LKR" => Lkr { files: self.lkr_files, dirs: self.lkr_dirs, seed: self.seed, ..Lkr::default() }.streams(processes, at),
-            _ => Ior { file_size: self.file_size, ..Ior::default() }.streams(processes, at),
+            "TAC" => one_each(Tac { file_size: self.file_size, ..Tac::default() }.streams(processes, at)),
+            "512k-SR" => one_each(Stride { file_size: self.sr512_file_size, ..Stride::sr512k() }.streams(processes, at)),
+            "8k-SR" => one_each(Stride { file_size: self.file_size, ..Stride::sr8k() }.streams(processes, at)),
+            "LKR" => Lkr { files: self.lkr_files, dirs: self.lkr_dirs, seed: self.seed, ..Lkr::default() }.process_streams(processes, at),
+            _ => one_each(Ior { file_size: self.file_size, ..Ior::default() }.streams(processes, at)),
         }
     }
 
@@ -257,8 +260,8 @@ impl AdaPatterns {
     }
 
     /// Vanilla against REDCAP always on (no ADA), application times.
-    fn always_on(&self, config: &StackConfig, streams: &dyn Fn() -> Vec<Stream>) -> Result<(u64, u64), Error> {
-        let one = |c: &StackConfig| run_built(TimedRun::new(c)?, &mut || Ok(Box::new(Merged::new("ada", streams()))), Vec::new()).map(|r| r.elapsed_ns);
+    fn always_on(&self, config: &StackConfig, streams: &dyn Fn() -> Vec<ProcStream>) -> Result<(u64, u64), Error> {
+        let one = |c: &StackConfig| run_built(TimedRun::new(c)?, &mut || Ok(Box::new(Merged::with_events("ada", streams()))), Vec::new()).map(|r| r.elapsed_ns);
         Ok((one(config)?, one(&StackConfig { redcap: Some("on".into()), ..config.clone() })?))
     }
 }
@@ -325,7 +328,7 @@ pub fn reproduce_with(r: &AdaPatterns, progress: &Progress) -> Report {
             let mut points = Vec::new();
             for (i, pattern) in PATTERNS.iter().enumerate() {
                 let paper = row_of_paper.map_or("—", |k| PAPER[k][i]);
-                let got = r.pair(&config, &table, &|| Merged::new("ada", r.streams(pattern, procs)));
+                let got = r.pair(&config, &table, &|| Merged::with_events("ada", r.streams(pattern, procs)));
                 progress.step(&format!("{setup} {pattern} {procs}"));
                 let p = match got {
                     Ok(p) => p,
@@ -400,7 +403,7 @@ pub fn reproduce_with(r: &AdaPatterns, progress: &Progress) -> Report {
 
 fn report(r: &AdaPatterns, tables: Vec<Table>, checks: Vec<Check>, mut notes: Vec<String>, figures: Vec<Figure>) -> Report {
     notes.push(format!(
-        "Scaled down: TAC, 8k-SR and IOR-R files of {} MiB, 512k-SR files of {} MiB, LKR trees of {} files in {} directories, per process; a {} LRU page cache with Linux readahead; 128 KiB requests; REDCAP 64 MiB of 512 x 128 KiB segments, 5 us per block copied; ADA windows of {} reads, tumbling, starting active; each device's command overhead plus the paper host's {:.1} us per request (Table 3's 1.89 s for 8,132 reads less the X25-M's 65 us); the virtual disk's table trained off line against that device model ({} requests per cell) and updated on line. Gains are 1 - ADA app time / vanilla app time; \"I/O gain\" compares device busy time.",
+        "Scaled down: TAC, 8k-SR and IOR-R files of {} MiB, 512k-SR files of {} MiB, LKR trees of {} files in {} directories, per process, read by find forking a cat per file; a {} LRU page cache with Linux readahead; 128 KiB requests; REDCAP 64 MiB of 512 x 128 KiB segments, 5 us per block copied; ADA windows of {} reads, tumbling, starting active; each device's command overhead plus the paper host's {:.1} us per request (Table 3's 1.89 s for 8,132 reads less the X25-M's 65 us); the virtual disk's table trained off line against that device model ({} requests per cell) and updated on line. Gains are 1 - ADA app time / vanilla app time; \"I/O gain\" compares device busy time.",
         r.file_size >> 20,
         r.sr512_file_size >> 20,
         r.lkr_files,
@@ -475,6 +478,34 @@ mod tests {
         assert_eq!(with_host_path("hdd:st3400620as").unwrap(), "hdd:st3400620as,overhead=267415ns");
         assert_eq!(with_host_path("ssd:x25m").unwrap(), "ssd:x25m,overhead=182415ns");
         assert!(with_host_path("fixed:1ms").is_err());
+    }
+
+    /// LKR runs as the paper's `find -exec cat`: one child forked and waited for per file, each
+    /// reading its file; `find`'s own reads are the metadata.
+    #[test]
+    fn lkr_forks_a_cat_per_file() {
+        use crate::trace::ProcessEventKind;
+        use crate::workload::streams::Step;
+        let r = AdaPatterns { lkr_files: 50, lkr_dirs: 5, ..AdaPatterns::default() };
+        let steps: Vec<Step> = r.streams("LKR", 2).into_iter().flatten().collect();
+        let forks: Vec<(u32, u32)> = steps.iter().filter_map(|s| match s {
+            Step::Event(e) if e.kind == ProcessEventKind::Fork => Some((e.pid, e.ppid)),
+            _ => None,
+        }).collect();
+        assert_eq!(forks.len(), 2 * 50);
+        assert!(forks.iter().all(|&(_, ppid)| ppid == 1 || ppid == 2), "{forks:?}");
+        let cats: std::collections::HashSet<u32> = forks.iter().map(|f| f.0).collect();
+        assert_eq!(cats.len(), 100, "a new process per file");
+        // Every file's data is read by a cat, none by find.
+        for s in &steps {
+            if let Step::Io(q) = s {
+                if q.file.is_some() {
+                    assert!(cats.contains(&q.pid), "file data read outside a cat: {q:?}");
+                }
+            }
+        }
+        // The other benchmarks have no process events.
+        assert!(r.streams("TAC", 2).into_iter().flatten().all(|s| matches!(s, Step::Io(_))));
     }
 
     /// A small run of the reproduction: where the model is known to follow the paper (TAC on both
