@@ -356,6 +356,33 @@ mod tests {
     /// gli's; cs3's latency at B = 16 is below B = 1. What does not: sorted batches raise cs2's
     /// latency (batch boundaries split its files), and cs3's latency is not monotone in B
     /// (docs/reproductions.md, ACFS Figures 4-7).
+    /// D-T1 (`specs/acfs.md` §4) in full, at the paper's size and its 6.4 MB cache: on cs1, cs2,
+    /// gli and psel2 the integrated system (6) is no slower than any other configuration; AC
+    /// caching (4-6) reads fewer blocks than global LRU (1-3) on cs1 and din; scheduling lowers
+    /// the average device service time on cs2 and gli (3 below 2, 6 below 5); and cs3's latency
+    /// does not rise with B from 1 to 16.
+    #[test]
+    fn d_t1_at_the_papers_size() {
+        let apps = ["cs1", "cs2", "din", "gli", "psel2"];
+        let r: Vec<Vec<Outcome>> = apps.iter().map(|a| (1..=6).map(|k| acfs_runs::run(&[app(a)], k, CACHES[0], Scale::Paper, |_| {}).unwrap()).collect()).collect();
+        let row = |a: &str| &r[apps.iter().position(|x| *x == a).unwrap()];
+        for a in ["cs1", "cs2", "gli", "psel2"] {
+            let e: Vec<f64> = row(a).iter().map(|o| o.elapsed_ms).collect();
+            assert!(e[..5].iter().all(|&x| e[5] <= x), "{a}: elapsed {e:?}");
+        }
+        for a in ["cs1", "din"] {
+            let ios: Vec<u64> = row(a).iter().map(|o| o.block_ios).collect();
+            assert!(ios[3..].iter().all(|&ac| ios[..3].iter().all(|&lru| ac < lru)), "{a}: block I/Os {ios:?}");
+        }
+        for a in ["cs2", "gli"] {
+            let lat: Vec<f64> = row(a).iter().map(|o| o.latency_ms).collect();
+            assert!(lat[2] < lat[1] && lat[5] < lat[4], "{a}: latency {lat:?}");
+        }
+        let cs3 = &fig6_runs(&["cs3"], &[1, 2, 4, 8, 16], "", Scale::Paper, &Progress::none())[0];
+        let lat: Vec<f64> = cs3.iter().map(|o| o.latency_ms).collect();
+        assert!(lat.windows(2).all(|w| w[1] <= w[0]), "cs3: latency by B {lat:?}");
+    }
+
     #[test]
     fn d_t1_trends_at_reduced_size() {
         let apps = ["cs1", "cs2", "din", "gli", "psel2"];
