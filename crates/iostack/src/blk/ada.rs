@@ -489,7 +489,7 @@ impl Ada {
     fn read_active(&mut self, req: IoRequest, now_ns: u64, out: &mut StageActions) {
         let id = self.next_id | REDCAP_ID;
         self.next_id += 1;
-        self.vd_submit(Tag::Normal, VirtualRequest { id: 0, pid: req.pid, op: Op::Read, block: req.block, blocks: req.blocks, sync: req.sync, issued_behind: None }, now_ns);
+        self.vd_submit(Tag::Normal, VirtualRequest { id: 0, pid: req.pid, op: Op::Read, block: req.block, blocks: req.blocks, sync: req.sync, issued_behind: None, issued_queued: None }, now_ns);
         let mut parts = std::mem::take(&mut self.parts);
         self.real.read(req, now_ns, out, &mut parts);
         let blocks = self.redcap_blocks(&parts);
@@ -528,7 +528,7 @@ impl Ada {
         scratch.serve.clear();
         for q in scratch.issue.drain(..) {
             let key = self.sim.segment_of(q.device, q.block);
-            self.vd_submit(Tag::Segment(key), VirtualRequest { id: 0, pid: q.pid, op: Op::Read, block: q.block, blocks: q.blocks, sync: q.sync, issued_behind: None }, now_ns);
+            self.vd_submit(Tag::Segment(key), VirtualRequest { id: 0, pid: q.pid, op: Op::Read, block: q.block, blocks: q.blocks, sync: q.sync, issued_behind: None, issued_queued: None }, now_ns);
         }
         self.scratch = scratch;
         let blocks = self.redcap_blocks(&parts);
@@ -622,7 +622,7 @@ impl BlockStage for Ada {
             } else {
                 self.sim.write(&req);
             }
-            self.vd_submit(Tag::Write, VirtualRequest { id: 0, pid: req.pid, op: Op::Write, block: req.block, blocks: req.blocks, sync: false, issued_behind: None }, now_ns);
+            self.vd_submit(Tag::Write, VirtualRequest { id: 0, pid: req.pid, op: Op::Write, block: req.block, blocks: req.blocks, sync: false, issued_behind: None, issued_queued: None }, now_ns);
             return Submit::Pass;
         }
         self.reads_seen += 1;

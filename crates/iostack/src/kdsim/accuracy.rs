@@ -144,7 +144,10 @@ impl Inner {
             *n += 1;
             *n - 1
         });
-        self.vd.submit(VirtualRequest { id, pid: req.pid, op: req.op, block: req.block, blocks: req.blocks, sync: req.sync && req.op != Op::Write, issued_behind }, now_ns);
+        // Of the process's outstanding reads, those the real disk has dispatched.
+        let dispatched = || self.real_in_flight.iter().map(|u| u.3.iter().filter(|&&p| p == req.pid).count() as u32).sum::<u32>();
+        let issued_queued = issued_behind.map(|n| n.saturating_sub(dispatched()));
+        self.vd.submit(VirtualRequest { id, pid: req.pid, op: req.op, block: req.block, blocks: req.blocks, sync: req.sync && req.op != Op::Write, issued_behind, issued_queued }, now_ns);
         self.collect_vd();
     }
 
@@ -469,6 +472,24 @@ mod tests {
         let (_, b) = run(&cfg, &acc, &mut || Ok(Box::new(VecReader::new(reqs.clone())))).unwrap();
         assert!(b.windows.iter().all(|w| w.diff_pct == Some(0.0)), "{:?}", b.windows);
         assert_eq!(b.mean_abs_diff_pct, Some(0.0));
+    }
+
+    /// A read the real disk had to serve apart from its process's earlier read (that one was
+    /// already dispatched when it came) is not merged with it on a virtual disk that lags: LKR
+    /// alone, one process, noop, the drive's cache off, a table learned from zero. Before the
+    /// virtual disk knew which of a process's reads were still queued at the real disk, it
+    /// merged such readahead runs and was 3.9 % faster on this trace.
+    #[test]
+    fn readahead_runs_split_at_the_real_disk_stay_split_on_the_virtual_one() {
+        use crate::workload::lkr::Lkr;
+        use crate::workload::streams::{Merged, Placement};
+        let cfg = StackConfig { device: "hdd:st3400620as,cache=off".into(), sched: "noop".into(), prefetch: "linux:context=off".into(), cache: "64MiB".into(), max_request: "128KiB".into(), locality: false, ..Default::default() };
+        let lkr = Lkr { files: 3000, dirs: 200, child_cat: false, ..Lkr::default() };
+        let acc = AccuracyConfig { window: 1000, ..Default::default() };
+        let (_, a) = run(&cfg, &acc, &mut || Ok(Box::new(Merged::new("lkr", lkr.streams(1, &mut Placement::default()))))).unwrap();
+        assert!(a.windows.len() >= 5, "{}", a.windows.len());
+        let m = a.mean_abs_diff_pct.unwrap();
+        assert!(m < 0.5, "mean |diff| {m:.3} %");
     }
 
     #[test]
