@@ -134,6 +134,8 @@ struct ProcWaiting {
     max_behind: u32,
     /// The same for `issued_queued`.
     max_queued: u32,
+    /// Some read pushed carries `issued_queued`: a dispatch here may let it move.
+    dispatch_counts: bool,
 }
 
 /// Process-tree state for R4.
@@ -516,6 +518,7 @@ impl VirtualDisk {
             if p.req.op != Op::Write {
                 q.max_behind = q.max_behind.max(p.req.issued_behind.unwrap_or(u32::MAX));
                 q.max_queued = q.max_queued.max(p.req.issued_queued.unwrap_or(u32::MAX));
+                q.dispatch_counts |= p.req.issued_queued.is_some();
             }
             q.items.push_back(p);
             self.waiting_len += 1;
@@ -635,12 +638,20 @@ impl VirtualDisk {
             if p.req.op != Op::Write {
                 if let Some(st) = self.procs.get_mut(&p.req.pid) {
                     st.reads_undispatched -= 1;
-                    self.dirty.push(p.req.pid);
+                    // Only a waiting read that carries a dispatch count can move on a dispatch
+                    // (R5); every other rule waits for arrivals and completions.
+                    if self.waiting.get(&p.req.pid).is_some_and(|q| q.dispatch_counts) {
+                        self.dirty.push(p.req.pid);
+                    }
                 }
             }
         }
         self.in_service = Some(InService { req, io_ns, finish_ns: self.clock + io_ns, parts, by_current: true });
-        if !self.dirty.is_empty() {
+        #[cfg(test)]
+        let scan = self.scan_all || !self.dirty.is_empty();
+        #[cfg(not(test))]
+        let scan = !self.dirty.is_empty();
+        if scan {
             self.move_waiting();
         }
         true
@@ -1018,7 +1029,7 @@ mod tests {
                         2 => vd.exit(pid, now),
                         k => {
                             let op = if k == 3 { Op::Write } else { Op::Read };
-                            vd.submit(VirtualRequest { id, pid, op, block: block * 3, blocks: 1 + (block % 3) as u32, sync: k >= 7, issued_behind: (block % 4 != 3).then_some((block % 4) as u32), issued_queued: None }, now);
+                            vd.submit(VirtualRequest { id, pid, op, block: block * 3, blocks: 1 + (block % 3) as u32, sync: k >= 7, issued_behind: (block % 4 != 3).then_some((block % 4) as u32), issued_queued: (block % 4 != 3).then_some((block % 2) as u32 & (block % 4) as u32) }, now);
                             id += 1;
                         }
                     }

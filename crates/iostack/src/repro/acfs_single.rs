@@ -350,12 +350,6 @@ pub const INFO_FIG6_7: ReproInfo = ReproInfo {
 mod tests {
     use super::*;
 
-    /// D-T1 (`specs/acfs.md` §4), at the reduced size. What holds: the integrated system is
-    /// faster than configurations 1-4 on every application (and than 5 on psel2); AC caching
-    /// cuts cs1's and din's block I/Os; scheduling cuts psel2's disk latency and does not raise
-    /// gli's; cs3's latency at B = 16 is below B = 1. What does not: sorted batches raise cs2's
-    /// latency (batch boundaries split its files), and cs3's latency is not monotone in B
-    /// (docs/reproductions.md, ACFS Figures 4-7).
     /// D-T1 (`specs/acfs.md` §4) in full, at the paper's size and its 6.4 MB cache: on cs1, cs2,
     /// gli and psel2 the integrated system (6) is no slower than any other configuration; AC
     /// caching (4-6) reads fewer blocks than global LRU (1-3) on cs1 and din; scheduling lowers
@@ -383,6 +377,12 @@ mod tests {
         assert!(lat.windows(2).all(|w| w[1] <= w[0]), "cs3: latency by B {lat:?}");
     }
 
+    /// D-T1 (`specs/acfs.md` §4), at the reduced size. What holds: the integrated system is
+    /// faster than configurations 1-4 on every application (and than 5 on psel2); AC caching
+    /// cuts cs1's and din's block I/Os; scheduling cuts psel2's disk latency and does not raise
+    /// gli's; cs3's latency at B = 16 is below B = 1. What does not: sorted batches raise cs2's
+    /// latency (batch boundaries split its files), and cs3's latency is not monotone in B
+    /// (docs/reproductions.md, ACFS Figures 4-7).
     #[test]
     fn d_t1_trends_at_reduced_size() {
         let apps = ["cs1", "cs2", "din", "gli", "psel2"];
