@@ -37,6 +37,12 @@
 //!   goes on with the child's (LKR's `find` and the `cat` it runs for each file).
 //! - Writes go to the disk unmodified in both systems; the virtual disk gets them in both states,
 //!   and they invalidate the blocks they cover in whichever cache is in use.
+//! - The virtual disk's rule R6 (`kdsim/virtual_disk.rs`): a process blocked in the running
+//!   system is not thinking on the virtual disk. While active, the copy of a synchronous read that
+//!   waits for REDCAP segment reads is completed for the virtual scheduler no earlier than the
+//!   last of them completes on the real disk (a read REDCAP serves from memory blocks nobody);
+//!   while inactive, the simulated segment reads of a synchronous read no earlier than the real
+//!   disk completes that read.
 //!
 //! The blocks a request counts (B_Redcap, B_Normal) are its requested blocks (K1); with
 //! `blocks=fetched` a miss partial counts its whole segment (the literal reading of l.155).
@@ -282,6 +288,15 @@ pub struct Ada {
     /// Children a parent waits for (child -> parent), to hand a child's last miss to its parent
     /// at the child's exit.
     sim_waited_by: HashMap<u32, u32>,
+    /// R6 of the virtual disk (a process is blocked while the running system serves its
+    /// synchronous read): while active, the copies of original reads waiting for real segment
+    /// reads, by segment, with the segments each still waits for.
+    copies_on_segment: HashMap<(u32, u64), Vec<u64>>,
+    copy_segments_left: HashMap<u64, u32>,
+    /// While inactive, the simulated segment reads each read passed to the scheduler caused, until
+    /// it is dispatched; then by the real request serving it, until that completes.
+    segment_reads_of: HashMap<u64, Vec<u64>>,
+    segment_reads_in_device: Vec<(u64, u32, Vec<u64>)>,
     scratch: StageActions,
     parts: Vec<Partial>,
     /// Emptied vectors kept for their allocations: the virtual disk's completions taken in,
@@ -326,6 +341,10 @@ impl Ada {
             sim_waiters: HashMap::default(),
             sim_last_miss: HashMap::default(),
             sim_waited_by: HashMap::default(),
+            copies_on_segment: HashMap::default(),
+            copy_segments_left: HashMap::default(),
+            segment_reads_of: HashMap::default(),
+            segment_reads_in_device: Vec::new(),
             scratch: StageActions::default(),
             parts: Vec::new(),
             done: Vec::new(),
@@ -360,7 +379,8 @@ impl Ada {
         }
     }
 
-    fn vd_submit(&mut self, tag: Tag, req: VirtualRequest, now_ns: u64) {
+    /// Submits `req` to the virtual disk; its id there.
+    fn vd_submit(&mut self, tag: Tag, req: VirtualRequest, now_ns: u64) -> u64 {
         let id = self.next_vid;
         self.next_vid += 1;
         let kind = match tag {
@@ -372,6 +392,7 @@ impl Ada {
             Tag::Write => VD_WRITE,
         };
         self.vd.submit(VirtualRequest { id: id | kind, ..req }, now_ns);
+        id | kind
     }
 
     /// B_Redcap of a read from its partials (K1).
@@ -489,9 +510,20 @@ impl Ada {
     fn read_active(&mut self, req: IoRequest, now_ns: u64, out: &mut StageActions) {
         let id = self.next_id | REDCAP_ID;
         self.next_id += 1;
-        self.vd_submit(Tag::Normal, VirtualRequest { id: 0, pid: req.pid, op: Op::Read, block: req.block, blocks: req.blocks, sync: req.sync, issued_behind: None, issued_queued: None }, now_ns);
         let mut parts = std::mem::take(&mut self.parts);
         self.real.read(req, now_ns, out, &mut parts);
+        // R6: a synchronous read served from memory does not block its process; one that waits
+        // for segment reads does until they complete.
+        let mut waits_for: Vec<(u32, u64)> = parts.iter().filter(|p| p.outcome != Outcome::Hit).map(|p| p.segment).collect();
+        waits_for.dedup();
+        let awaits_real = req.sync && !waits_for.is_empty();
+        let vid = self.vd_submit(Tag::Normal, VirtualRequest { id: 0, pid: req.pid, op: Op::Read, block: req.block, blocks: req.blocks, sync: req.sync, issued_behind: None, issued_queued: None, awaits_real }, now_ns);
+        if awaits_real {
+            self.copy_segments_left.insert(vid, waits_for.len() as u32);
+            for key in waits_for {
+                self.copies_on_segment.entry(key).or_default().push(vid);
+            }
+        }
         let blocks = self.redcap_blocks(&parts);
         self.real_timing.insert(id & !REDCAP_ID, Timing { arrival_ns: now_ns, left: parts.len() as u32, dur_ns: 0, blocks });
         for p in &parts {
@@ -526,9 +558,17 @@ impl Ada {
         let mut scratch = std::mem::take(&mut self.scratch);
         self.sim.read(req, now_ns, &mut scratch, &mut parts);
         scratch.serve.clear();
+        let mut vids = Vec::new();
         for q in scratch.issue.drain(..) {
             let key = self.sim.segment_of(q.device, q.block);
-            self.vd_submit(Tag::Segment(key), VirtualRequest { id: 0, pid: q.pid, op: Op::Read, block: q.block, blocks: q.blocks, sync: q.sync, issued_behind: None, issued_queued: None }, now_ns);
+            // R6: the process waits for its synchronous read in the running system too.
+            let vid = self.vd_submit(Tag::Segment(key), VirtualRequest { id: 0, pid: q.pid, op: Op::Read, block: q.block, blocks: q.blocks, sync: q.sync, issued_behind: None, issued_queued: None, awaits_real: sync && q.sync }, now_ns);
+            if sync && q.sync {
+                vids.push(vid);
+            }
+        }
+        if !vids.is_empty() {
+            self.segment_reads_of.insert(id, vids);
         }
         self.scratch = scratch;
         let blocks = self.redcap_blocks(&parts);
@@ -622,7 +662,7 @@ impl BlockStage for Ada {
             } else {
                 self.sim.write(&req);
             }
-            self.vd_submit(Tag::Write, VirtualRequest { id: 0, pid: req.pid, op: Op::Write, block: req.block, blocks: req.blocks, sync: false, issued_behind: None, issued_queued: None }, now_ns);
+            self.vd_submit(Tag::Write, VirtualRequest { id: 0, pid: req.pid, op: Op::Write, block: req.block, blocks: req.blocks, sync: false, issued_behind: None, issued_queued: None, awaits_real: false }, now_ns);
             return Submit::Pass;
         }
         self.reads_seen += 1;
@@ -647,9 +687,14 @@ impl BlockStage for Ada {
         // Reads passed while inactive: waited in the scheduler until now, then the estimate.
         let mut passed = std::mem::take(&mut self.passed_parts);
         self.passed.take_into(Op::Read, req.block, req.blocks, &mut passed);
+        let mut vids = Vec::new();
         for &(_, id) in &passed {
             let arrival = self.real_timing.get(id & !REDCAP_ID).map_or(now_ns, |t| t.arrival_ns);
             self.partial_done(true, id, end - arrival);
+            vids.extend(self.segment_reads_of.remove(&id).unwrap_or_default());
+        }
+        if !vids.is_empty() {
+            self.segment_reads_in_device.push((req.block, req.blocks, vids));
         }
         self.passed_parts = passed;
         // Real REDCAP segment reads inside the range end at the estimate.
@@ -679,6 +724,21 @@ impl BlockStage for Ada {
         let sb = self.rc.segment_blocks as u64;
         for s in req.block.div_ceil(sb)..req.end() / sb {
             self.real_seg_end.remove(&(req.device, s));
+            // R6: the copies of reads that waited for this segment; the last one frees its process.
+            for vid in self.copies_on_segment.remove(&(req.device, s)).unwrap_or_default() {
+                let left = self.copy_segments_left.get_mut(&vid).expect("counted");
+                *left -= 1;
+                if *left == 0 {
+                    self.copy_segments_left.remove(&vid);
+                    self.vd.real_done(vid, now_ns);
+                }
+            }
+        }
+        // R6: reads passed while inactive, served by this request: their processes go on.
+        if let Some(i) = self.segment_reads_in_device.iter().position(|u| (u.0, u.1) == (req.block, req.blocks)) {
+            for vid in self.segment_reads_in_device.remove(i).2 {
+                self.vd.real_done(vid, now_ns);
+            }
         }
     }
 

@@ -6,6 +6,8 @@
 //! (l.99). A read's copy also carries how many reads of its process were outstanding at the real
 //! disk when it was issued, counted from the copies and the real completions (the virtual disk's
 //! rule R5: "whether a request was issued when the previous one was complete or not", l.91).
+//! A synchronous read's real completion is reported to the virtual disk, whose scheduler hears of
+//! the copy's completion no earlier (rule R6: the process was blocked until then).
 //! When the real device serves a request, its service time (hand-over to completion, as in
 //! training) updates the virtual disk's table in the cell of its size and its distance from the
 //! previous request the real disk served (l.83); the update is applied when the real request
@@ -106,17 +108,18 @@ struct Inner {
     window: u64,
     next_id: u64,
     /// Copies not yet dispatched by the real disk: (id, pid).
-    real: PartMatcher<(u64, u32)>,
+    real: PartMatcher<(u64, u32, bool)>,
     /// Reads of each process outstanding at the real disk (R5 of the virtual disk).
     real_reads: HashMap<u32, u32>,
-    /// Real requests dispatched and not completed, with the processes of their reads.
-    real_in_flight: VecDeque<(Op, u64, u32, Vec<u32>)>,
+    /// Real requests dispatched and not completed, with the copies and processes of their reads
+    /// (and whether each copy is a synchronous read).
+    real_in_flight: VecDeque<(Op, u64, u32, Vec<(u64, u32, bool)>)>,
     /// Real requests dispatched and not completed, with their table update.
     feed: RealFeed,
     /// Per window: VD and RD I/O time, ns.
     sums: Vec<(f64, f64)>,
     /// Scratch for the parts of a dispatched request, and for the virtual disk's completions.
-    parts: Vec<(u32, (u64, u32))>,
+    parts: Vec<(u32, (u64, u32, bool))>,
     done: Vec<super::virtual_disk::VirtualCompletion>,
 }
 
@@ -138,16 +141,16 @@ impl Inner {
         if self.sums.len() as u64 <= id / self.window {
             self.sums.push((0.0, 0.0));
         }
-        self.real.add(req.op, req.block, req.blocks, (id, req.pid));
+        self.real.add(req.op, req.block, req.blocks, (id, req.pid, req.sync));
         let issued_behind = (req.op != Op::Write).then(|| {
             let n = self.real_reads.entry(req.pid).or_default();
             *n += 1;
             *n - 1
         });
         // Of the process's outstanding reads, those the real disk has dispatched.
-        let dispatched = || self.real_in_flight.iter().map(|u| u.3.iter().filter(|&&p| p == req.pid).count() as u32).sum::<u32>();
+        let dispatched = || self.real_in_flight.iter().map(|u| u.3.iter().filter(|&&(_, p, _)| p == req.pid).count() as u32).sum::<u32>();
         let issued_queued = issued_behind.map(|n| n.saturating_sub(dispatched()));
-        self.vd.submit(VirtualRequest { id, pid: req.pid, op: req.op, block: req.block, blocks: req.blocks, sync: req.sync && req.op != Op::Write, issued_behind, issued_queued }, now_ns);
+        self.vd.submit(VirtualRequest { id, pid: req.pid, op: req.op, block: req.block, blocks: req.blocks, sync: req.sync && req.op != Op::Write, issued_behind, issued_queued, awaits_real: req.sync && req.op != Op::Write }, now_ns);
         self.collect_vd();
     }
 
@@ -275,12 +278,12 @@ impl BlockStage for AccuracyStage {
         g.real.take_into(req.op, req.block, req.blocks, &mut g.parts);
         let total: u64 = g.parts.iter().map(|(n, _)| *n as u64).sum::<u64>().max(1);
         for i in 0..g.parts.len() {
-            let (n, (id, _)) = g.parts[i];
+            let (n, (id, _, _)) = g.parts[i];
             g.add(id, false, io as f64 * n as f64 / total as f64);
         }
         if req.op != Op::Write {
-            let pids = g.parts.iter().map(|&(_, (_, pid))| pid).collect();
-            g.real_in_flight.push_back((req.op, req.block, req.blocks, pids));
+            let copies = g.parts.iter().map(|&(_, c)| c).collect();
+            g.real_in_flight.push_back((req.op, req.block, req.blocks, copies));
         }
     }
 
@@ -297,9 +300,12 @@ impl BlockStage for AccuracyStage {
         g.feed.completed(req, g.vd.table_mut(), g.page_bytes);
         if req.op != Op::Write {
             if let Some(i) = g.real_in_flight.iter().position(|u| (u.0, u.1, u.2) == (req.op, req.block, req.blocks)) {
-                for pid in g.real_in_flight.remove(i).expect("in range").3 {
+                for (id, pid, sync) in g.real_in_flight.remove(i).expect("in range").3 {
                     if let Some(n) = g.real_reads.get_mut(&pid) {
                         *n = n.saturating_sub(1);
+                    }
+                    if sync {
+                        g.vd.real_done(id, now_ns);
                     }
                 }
             }

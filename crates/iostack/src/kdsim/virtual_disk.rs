@@ -36,6 +36,21 @@
 //!   request where the real disk served two (LKR with the drive's cache off: 3.9 % faster here
 //!   before this, `docs/reproductions.md`, KDSim Figure 3). A feed that does not know the real
 //!   disk's state gives no `n` or `q`, and R5 does not apply.
+//! - R6: the scheduler here hears of a synchronous read's completion no earlier than the running
+//!   system completed the read it stands for, when the feed reports that
+//!   ([`VirtualRequest::awaits_real`], [`VirtualDisk::real_done`]). Until then the process is
+//!   blocked in the running system and cannot issue its next read, so it is not thinking: CFQ's
+//!   idle wait and the anticipatory scheduler's anticipation, which run from a completion, and the
+//!   think times both measure, run from the later of the two completions. Without R6 a virtual disk
+//!   that served a read sooner than the running system did gives up waiting for a process whose
+//!   next read the running system has not had the chance to issue, and serves another: with 8
+//!   processes its CFQ went round the processes where the running system's kept each one's slice
+//!   (ADA on 8k-SR, where a REDCAP miss takes a 128 KiB segment read and the virtual normal
+//!   system's 4 KiB read is done long before; `docs/reproductions.md`). The device itself is free
+//!   at once; the scheduler treats the read as still in it (CFQ keeps the slice for its queue,
+//!   anticipation waits for it), as it would on a disk that had taken as long. The paper's virtual
+//!   disk learns of every real completion (it updates its table from them, l.83), so it can do the
+//!   same.
 //!
 //! The rules are evaluated whenever a request arrives or completes, scanning the waiting queue in
 //! arrival order; a blocked request does not block later eligible ones, and the requests moved keep
@@ -91,6 +106,10 @@ pub struct VirtualRequest {
     /// reads had all been dispatched at the real disk moves here only once they have been
     /// dispatched here too, so the scheduler cannot merge it with them (R5, below).
     pub issued_queued: Option<u32>,
+    /// A synchronous read whose completion in the running system the feed reports
+    /// ([`VirtualDisk::real_done`]): its process is blocked there until then, so the scheduler
+    /// here hears of its completion no earlier (R6 below).
+    pub awaits_real: bool,
 }
 
 /// A virtual request served.
@@ -298,6 +317,11 @@ pub struct VirtualDisk {
     /// in service).
     moved: Vec<Pending>,
     spare_parts: Vec<(u32, Pending)>,
+    /// R6: synchronous reads (`awaits_real`) not yet completed in the running system.
+    real_open: rustc_hash::FxHashSet<u64>,
+    /// R6: requests served here whose completion the scheduler has not been told, with the
+    /// reads among their parts still open in the running system.
+    deferred: Vec<(IoRequest, Vec<u64>)>,
 }
 
 impl VirtualDisk {
@@ -326,6 +350,8 @@ impl VirtualDisk {
             completed: Vec::new(),
             moved: Vec::new(),
             spare_parts: Vec::new(),
+            real_open: Default::default(),
+            deferred: Vec::new(),
         }
     }
 
@@ -439,6 +465,9 @@ impl VirtualDisk {
         st.started = true;
         st.last_serial = Some(serial);
         st.reads_unserved += (req.op != Op::Write) as u32;
+        if req.awaits_real && req.sync && req.op != Op::Write {
+            self.real_open.insert(req.id);
+        }
         self.unserved.insert(serial);
         self.shared.push_back(Pending { req, arrival_ns: now_ns, queued_ns: 0, serial });
         self.move_waiting();
@@ -476,8 +505,32 @@ impl VirtualDisk {
         self.clock = self.clock.max(t);
     }
 
+    /// R6: the running system completed the synchronous read `id` at `now_ns` (non-decreasing,
+    /// as for arrivals): if it was served here already, the scheduler hears of it now.
+    pub fn real_done(&mut self, id: u64, now_ns: u64) {
+        self.advance(now_ns);
+        if !self.real_open.remove(&id) {
+            return;
+        }
+        let mut i = 0;
+        while i < self.deferred.len() {
+            let open = &mut self.deferred[i].1;
+            open.retain(|&x| x != id);
+            if open.is_empty() {
+                let (req, _) = self.deferred.remove(i);
+                self.sched.completed(&req, self.clock);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
     /// Runs until every request that can complete has (the end of a run).
     pub fn drain(&mut self) {
+        for (req, _) in std::mem::take(&mut self.deferred) {
+            self.sched.completed(&req, self.clock);
+        }
+        self.real_open.clear();
         loop {
             let next = match &self.in_service {
                 Some(s) => s.finish_ns,
@@ -662,7 +715,11 @@ impl VirtualDisk {
         let total: u64 = s.parts.iter().map(|(n, _)| *n as u64).sum::<u64>().max(1);
         self.process_queue -= s.parts.len();
         let mut exits = Vec::new();
+        let mut open = Vec::new();
         for (n, p) in s.parts.drain(..) {
+            if p.req.awaits_real && self.real_open.contains(&p.req.id) {
+                open.push(p.req.id);
+            }
             if self.unserved.remove(&p.serial) && !self.held_on.is_empty() {
                 if let Some(children) = self.held_on.remove(&p.serial) {
                     self.dirty.extend(children);
@@ -692,7 +749,11 @@ impl VirtualDisk {
             });
         }
         if s.by_current {
-            self.sched.completed(&s.req, s.finish_ns);
+            if open.is_empty() {
+                self.sched.completed(&s.req, s.finish_ns);
+            } else {
+                self.deferred.push((s.req, open));
+            }
         }
         // Exits waiting for these reads take effect after the scheduler heard of the completion.
         for pid in exits {
@@ -732,6 +793,8 @@ impl VirtualDisk {
         self.advance(now_ns);
         let n = crate::sched::hand_over(&mut *self.sched, &mut *sched, self.clock)?;
         self.sched = sched;
+        // Completions the old scheduler was still to hear of are told to neither.
+        self.deferred.clear();
         if let Some(s) = &mut self.in_service {
             s.by_current = false;
         }
@@ -753,7 +816,7 @@ mod tests {
     }
 
     fn read(id: u64, pid: u32, block: u64, sync: bool) -> VirtualRequest {
-        VirtualRequest { id, pid, op: Op::Read, block, blocks: 1, sync, issued_behind: None, issued_queued: None }
+        VirtualRequest { id, pid, op: Op::Read, block, blocks: 1, sync, issued_behind: None, issued_queued: None, awaits_real: false }
     }
 
     fn done(vd: &mut VirtualDisk) -> Vec<(u64, u64, u64)> {
@@ -775,7 +838,7 @@ mod tests {
         vd.submit(read(0, 1, 0, true), 0);
         // Far apart so that nothing merges; all writes queued at once behind the read.
         for i in 1..4 {
-            vd.submit(VirtualRequest { id: i, pid: 1, op: Op::Write, block: 100 * i, blocks: 1, sync: false, issued_behind: None, issued_queued: None }, 0);
+            vd.submit(VirtualRequest { id: i, pid: 1, op: Op::Write, block: 100 * i, blocks: 1, sync: false, issued_behind: None, issued_queued: None, awaits_real: false }, 0);
         }
         vd.drain();
         assert_eq!(done(&mut vd), vec![(0, 0, MS), (1, 0, 2 * MS), (2, 0, 3 * MS), (3, 0, 4 * MS)]);
@@ -857,7 +920,7 @@ mod tests {
         vd.submit(read(0, 1, 0, true), 0);
         vd.fork(1, 8, false);
         vd.submit(read(1, 8, 100, false), 0);
-        vd.submit(VirtualRequest { id: 2, pid: 8, op: Op::Write, block: 300, blocks: 1, sync: false, issued_behind: None, issued_queued: None }, 0);
+        vd.submit(VirtualRequest { id: 2, pid: 8, op: Op::Write, block: 300, blocks: 1, sync: false, issued_behind: None, issued_queued: None, awaits_real: false }, 0);
         vd.submit(read(3, 8, 200, false), 0);
         assert_eq!(waiting_ids(&vd), vec![1, 2, 3], "every request of the child waits for the parent's request 0");
         // The parent did not wait: its next request moves at once (R2: after its sync read 0).
@@ -927,7 +990,7 @@ mod tests {
             vd.submit(VirtualRequest { issued_behind: behind(0), issued_queued: None, ..read(1, 1, 0, false) }, 0);
             vd.submit(VirtualRequest { issued_behind: behind(1), issued_queued: None, ..read(2, 1, 50, false) }, 0);
             vd.submit(VirtualRequest { issued_behind: behind(0), issued_queued: None, ..read(3, 1, 100, false) }, 0);
-            vd.submit(VirtualRequest { id: 4, pid: 1, op: Op::Write, block: 300, blocks: 1, sync: false, issued_behind: None, issued_queued: None }, 0);
+            vd.submit(VirtualRequest { id: 4, pid: 1, op: Op::Write, block: 300, blocks: 1, sync: false, issued_behind: None, issued_queued: None, awaits_real: false }, 0);
             let waiting = waiting_ids(&vd);
             vd.drain();
             (waiting, done(&mut vd))
@@ -966,6 +1029,30 @@ mod tests {
         }
     }
 
+    /// R6: process 1's first read is served here in 1 ms but in the running system only at 20 ms,
+    /// and its next read arrives at 21 ms. CFQ idles for process 1 from 20 ms, so the next read
+    /// is served before process 2's; without R6 the idle wait runs out at 9 ms and process 2's read
+    /// goes first.
+    #[test]
+    fn r6_the_scheduler_hears_of_a_completion_no_earlier_than_the_running_system_had_it() {
+        let order = |awaits_real: bool| {
+            let mut t = TableModel::new(1 << 30, 64).unwrap();
+            t.observe(Op::Read, 4096, 0, MS);
+            let sched = crate::sched::build("cfq", SchedLimits::new(1, 4096)).unwrap();
+            let mut vd = VirtualDisk::new(sched, t, 4096);
+            vd.submit(VirtualRequest { awaits_real, ..read(0, 1, 0, true) }, 0);
+            vd.submit(read(1, 2, 5000, true), MS / 2);
+            vd.real_done(0, 20 * MS);
+            vd.submit(VirtualRequest { awaits_real, ..read(2, 1, 1, true) }, 21 * MS);
+            vd.drain();
+            let mut d = done(&mut vd);
+            d.sort_by_key(|&(_, _, finish)| finish);
+            d.into_iter().map(|(id, _, _)| id).collect::<Vec<_>>()
+        };
+        assert_eq!(order(true), vec![0, 2, 1]);
+        assert_eq!(order(false), vec![0, 1, 2]);
+    }
+
     #[test]
     fn merged_copies_share_the_io_time_by_blocks() {
         let mut vd = disk(8);
@@ -974,7 +1061,7 @@ mod tests {
         t.observe(Op::Read, 4096, 0, MS);
         vd.table = t;
         vd.submit(read(9, 3, 500, false), 0);
-        vd.submit(VirtualRequest { id: 0, pid: 1, op: Op::Read, block: 0, blocks: 2, sync: false, issued_behind: None, issued_queued: None }, 0);
+        vd.submit(VirtualRequest { id: 0, pid: 1, op: Op::Read, block: 0, blocks: 2, sync: false, issued_behind: None, issued_queued: None, awaits_real: false }, 0);
         vd.submit(read(1, 2, 2, false), 0);
         vd.drain();
         let c = vd.take_completed();
@@ -1029,7 +1116,7 @@ mod tests {
                         2 => vd.exit(pid, now),
                         k => {
                             let op = if k == 3 { Op::Write } else { Op::Read };
-                            vd.submit(VirtualRequest { id, pid, op, block: block * 3, blocks: 1 + (block % 3) as u32, sync: k >= 7, issued_behind: (block % 4 != 3).then_some((block % 4) as u32), issued_queued: (block % 4 != 3).then_some((block % 2) as u32 & (block % 4) as u32) }, now);
+                            vd.submit(VirtualRequest { id, pid, op, block: block * 3, blocks: 1 + (block % 3) as u32, sync: k >= 7, issued_behind: (block % 4 != 3).then_some((block % 4) as u32), issued_queued: (block % 4 != 3).then_some((block % 2) as u32 & (block % 4) as u32), awaits_real: false }, now);
                             id += 1;
                         }
                     }

@@ -320,7 +320,7 @@ impl Select {
 
     /// A copy of a request entering the real scheduler at `now` goes to its process's timeline.
     fn copy_arrives(&mut self, req: &IoRequest, now: u64) {
-        let c = VirtualRequest { id: req.pid as u64, pid: req.pid, op: req.op, block: req.block, blocks: req.blocks, sync: req.sync, issued_behind: None, issued_queued: None };
+        let c = VirtualRequest { id: req.pid as u64, pid: req.pid, op: req.op, block: req.block, blocks: req.blocks, sync: req.sync, issued_behind: None, issued_queued: None, awaits_real: false };
         let sync = is_sync_read(req.op, req.sync);
         let t = self.timelines.entry(req.pid).or_default();
         t.real_pending += sync as u32;

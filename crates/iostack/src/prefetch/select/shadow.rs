@@ -375,7 +375,7 @@ impl Shadow {
             self.requests.insert(id, (block_key(self.device, start), blocks, pid, sync));
             self.counts.requests += 1;
             self.counts.blocks_read += blocks as u64;
-            let req = VirtualRequest { id, pid, op: Op::Read, block: start, blocks, sync, issued_behind: None, issued_queued: None };
+            let req = VirtualRequest { id, pid, op: Op::Read, block: start, blocks, sync, issued_behind: None, issued_queued: None, awaits_real: false };
             let g = self.gates.entry(pid).or_default();
             if !g.held.is_empty() || (sync && g.sync_out > 0) {
                 g.held.push_back((req, now));

@@ -94,7 +94,7 @@ fn the_virtual_disk_hands_its_queue_over_too() {
     t.observe(Op::Read, 4096, 0, 1_000_000);
     let mut vd = VirtualDisk::new(build("noop", limits()).unwrap(), t, 4096);
     for i in 0..10u64 {
-        vd.submit(VirtualRequest { id: i, pid: i as u32 + 1, op: Op::Read, block: i * 1000, blocks: 1, sync: true, issued_behind: None, issued_queued: None }, 0);
+        vd.submit(VirtualRequest { id: i, pid: i as u32 + 1, op: Op::Read, block: i * 1000, blocks: 1, sync: true, issued_behind: None, issued_queued: None, awaits_real: false }, 0);
     }
     vd.advance(1);
     assert_eq!(vd.replace_scheduler(build("anticipatory", limits()).unwrap(), 1_500_000), Some(8), "one served, one in service");
