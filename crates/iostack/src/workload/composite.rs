@@ -19,6 +19,16 @@
 //! Every benchmark has its own files, placed one region after another (TAC, 512k-SR, 8k-SR, LKR,
 //! IOR). Sizes are those of the single benchmarks; `file_size` and `lkr_files`/`lkr_dirs` shrink
 //! them for quick runs.
+//!
+//! - AIR as the paper ran it (`form=paper`, [`Benchmarks::in_a_row_paper`]): its account of AIR
+//!   (l.298-306) has TAC, 512k-SR, 8k-SR and IOR-R read *one* file per process (512k-SR finds the
+//!   part of the file TAC left in the page cache, IOR-R the third 8k-SR left), and times each
+//!   benchmark on its own (Figure 5), so a benchmark's processes start together once the previous
+//!   benchmark's have all finished. Process `q` of benchmark `b` has pid `1 + b·processes + q`; a
+//!   shell (pid `1 + 5·processes`, which issues nothing) forks each benchmark's processes and
+//!   waits for every one before it forks the next benchmark's. The files are laid out as IOR
+//!   writes them in parallel (the paper created its files with IOR, l.186), the LKR trees after
+//!   them.
 
 use super::ior::Ior;
 use super::lkr::Lkr;
@@ -38,14 +48,28 @@ const PARAMS: &[(&str, &str)] = &[
     ("runs", "relaunch (default: the replay relaunches a finished benchmark until each has completed once) or fixed counts TAC:512k-SR:8k-SR:LKR:IOR-R such as 1:1:2:1:3"),
 ];
 
+/// AIR's parameters: AIP's but `runs`, and the form.
+const AIR_PARAMS: &[(&str, &str)] = &[
+    PARAMS[0],
+    PARAMS[1],
+    PARAMS[2],
+    PARAMS[3],
+    ("form", "own: each benchmark its own files, each process going on when its own part is done (default); paper: one file per process for TAC, 512k-SR, 8k-SR and IOR-R, each benchmark starting when all processes of the one before have finished"),
+];
+
 pub const AIR: GeneratorInfo = GeneratorInfo {
     name: "air",
-    summary: "AIR: TAC, 512k-SR, 8k-SR, LKR, IOR-R in a row, each process with its own files",
-    params: PARAMS.split_at(4).0,
+    summary: "AIR: TAC, 512k-SR, 8k-SR, LKR, IOR-R in a row",
+    params: AIR_PARAMS,
     common: &["processes", "seed"],
     build: |c, p| {
         let b = Benchmarks::from_params("air", p, c)?;
-        Ok(Box::new(Merged::with_events("air", b.in_a_row(c.processes))))
+        let streams = match p.text("form").as_deref().map(str::trim) {
+            None | Some("own") => b.in_a_row(c.processes),
+            Some("paper") => b.in_a_row_paper(c.processes),
+            Some(other) => return Err(ConfigError::unknown("air.form", "form", other, &["own", "paper"])),
+        };
+        Ok(Box::new(Merged::with_events("air", streams)))
     },
 };
 
@@ -143,6 +167,44 @@ impl Benchmarks {
             }
         }
         per_proc.into_iter().map(|v| Box::new(v.into_iter().flatten()) as ProcStream).collect()
+    }
+
+    /// AIR as the paper ran it (the module comment): one file per process for TAC, 512k-SR,
+    /// 8k-SR and IOR-R, the LKR trees after the files, benchmark `b`'s process `q` with pid
+    /// `1 + b·processes + q`, and a shell (the first stream, pid `1 + 5·processes`) that forks
+    /// each benchmark's processes and waits for all of them before the next benchmark's.
+    pub fn in_a_row_paper(&self, processes: u32) -> Vec<ProcStream> {
+        let files = self.ior.layout(processes, &Placement::default());
+        let end = files.iter().flat_map(|f| f.extents.iter().map(|e| e.1 + e.2)).max().unwrap_or(0);
+        let n = processes;
+        let shell = 1 + 5 * n;
+        let mut at = Placement { block: end, file_id: 1 + n as u64, pid: 1 + 3 * n, ..Placement::default() };
+        let lkr = self.lkr.process_streams(n, &mut at);
+        let mut out: Vec<ProcStream> = Vec::new();
+        let mut events = Vec::new();
+        for b in 0..5u32 {
+            let pids = (0..n).map(|q| 1 + b * n + q);
+            events.extend(pids.clone().map(|p| Step::event(ProcessEventKind::Fork, p, shell)));
+            events.extend(pids.map(|p| Step::event(ProcessEventKind::Wait, p, shell)));
+        }
+        out.push(Box::new(events.into_iter()));
+        for b in 0..5u32 {
+            if b == 3 {
+                continue;
+            }
+            for (q, f) in files.iter().enumerate() {
+                let pid = 1 + b * n + q as u32;
+                let f = f.clone();
+                out.push(steps(match b {
+                    0 => self.tac.reader(f, pid),
+                    1 => self.sr512.reader(f, pid),
+                    2 => self.sr8.reader(f, pid),
+                    _ => self.ior.reader(f, pid),
+                }));
+            }
+        }
+        out.extend(lkr);
+        out
     }
 
     /// AIP: the benchmarks side by side, benchmark `b`'s process `q` with pid `1 + b·processes + q`;

@@ -88,19 +88,17 @@ impl Ior {
             .collect()
     }
 
+    /// Process `pid` reading file `f` sequentially (the file's own size, not `file_size`).
+    pub fn reader(&self, f: FileMap, pid: u32) -> Stream {
+        let transfer = self.transfer;
+        Box::new((0..f.bytes).step_by(transfer as usize).flat_map(move |off| f.read_one(off, transfer, pid)))
+    }
+
     /// One sequential reader per process, files placed from `at` (which moves past them).
     pub fn streams(&self, processes: u32, at: &mut Placement) -> Vec<Stream> {
         let files = self.layout(processes, at);
         let end = files.iter().flat_map(|f| f.extents.iter().map(|e| e.1 + e.2)).max().unwrap_or(at.block);
-        let me = *self;
-        let streams = files
-            .into_iter()
-            .enumerate()
-            .map(|(p, f)| {
-                let pid = at.pid + p as u32;
-                Box::new((0..me.file_size).step_by(me.transfer as usize).flat_map(move |off| f.read_one(off, me.transfer, pid))) as Stream
-            })
-            .collect();
+        let streams = files.into_iter().enumerate().map(|(p, f)| self.reader(f, at.pid + p as u32)).collect();
         at.block = end;
         at.file_id += processes as u64;
         streams

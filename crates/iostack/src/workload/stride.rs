@@ -9,7 +9,7 @@
 //! `pattern=8k-sr` or `pattern=512k-sr` sets `skip` and `series` to those; the parameters given
 //! override. Each process reads its own contiguous file; files follow one another.
 
-use super::streams::{Merged, Placement, Stream, BLOCK};
+use super::streams::{FileMap, Merged, Placement, Stream, BLOCK};
 use super::{GenParams, GeneratorInfo};
 use crate::error::ConfigError;
 
@@ -78,16 +78,16 @@ impl Stride {
 
     /// One strided reader per process, files placed from `at` (which moves past them).
     pub fn streams(&self, processes: u32, at: &mut Placement) -> Vec<Stream> {
-        let (me, pid0) = (*self, at.pid);
+        let pid0 = at.pid;
+        at.contiguous_files(processes, self.file_size).into_iter().zip(pid0..).map(|(f, pid)| self.reader(f, pid)).collect()
+    }
+
+    /// Process `pid` reading file `f` with this pattern (the file's own size, not `file_size`).
+    pub fn reader(&self, f: FileMap, pid: u32) -> Stream {
+        let (me, size) = (*self, f.bytes);
         let period = me.read + me.skip;
-        at.contiguous_files(processes, me.file_size)
-            .into_iter()
-            .zip(pid0..)
-            .map(|(f, pid)| {
-                let offsets = (0..me.series).flat_map(move |s| (s * me.read..me.file_size).step_by(period as usize));
-                Box::new(offsets.flat_map(move |off| f.read_one(off, me.read, pid))) as Stream
-            })
-            .collect()
+        let offsets = (0..me.series).flat_map(move |s| (s * me.read..size).step_by(period as usize));
+        Box::new(offsets.flat_map(move |off| f.read_one(off, me.read, pid)))
     }
 }
 

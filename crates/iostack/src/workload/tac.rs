@@ -7,7 +7,7 @@
 //! hit a 128 KiB segment read by the first). Files are contiguous, one after another, in process
 //! order (created one at a time).
 
-use super::streams::{Merged, Placement, Stream};
+use super::streams::{FileMap, Merged, Placement, Stream};
 use super::{GenParams, GeneratorInfo};
 use crate::error::ConfigError;
 
@@ -46,13 +46,15 @@ impl Tac {
 
     /// One backward reader per process, files placed from `at` (which moves past them).
     pub fn streams(&self, processes: u32, at: &mut Placement) -> Vec<Stream> {
-        let (req, pid0, size) = (self.request, at.pid, self.file_size);
-        let n = size.div_ceil(req);
-        at.contiguous_files(processes, size)
-            .into_iter()
-            .zip(pid0..)
-            .map(|(f, pid)| Box::new((0..n).rev().flat_map(move |k| f.read_one(k * req, req, pid))) as Stream)
-            .collect()
+        let pid0 = at.pid;
+        at.contiguous_files(processes, self.file_size).into_iter().zip(pid0..).map(|(f, pid)| self.reader(f, pid)).collect()
+    }
+
+    /// Process `pid` reading file `f` backward (the file's own size, not `file_size`).
+    pub fn reader(&self, f: FileMap, pid: u32) -> Stream {
+        let req = self.request;
+        let n = f.bytes.div_ceil(req);
+        Box::new((0..n).rev().flat_map(move |k| f.read_one(k * req, req, pid)))
     }
 }
 
