@@ -134,6 +134,8 @@ impl AdaConfig {
 pub struct Switch {
     /// Read requests seen when the new state took effect.
     pub request: u64,
+    /// When it took effect (ns, the run's clock).
+    pub time_ns: u64,
     /// `active` or `inactive`.
     pub state: &'static str,
 }
@@ -143,6 +145,8 @@ pub struct Switch {
 pub struct WindowSums {
     /// Read requests seen at the check.
     pub request: u64,
+    /// When the check was made (ns, the run's clock).
+    pub time_ns: u64,
     /// Completed original reads counted at the check (the cadence's clock).
     pub completed: u64,
     /// Σ T/B over the window, ms per block, REDCAP and the normal system (`null`: no request
@@ -311,6 +315,8 @@ pub struct Ada {
     reads_active: u64,
     switches: Vec<Switch>,
     windows: Vec<WindowSums>,
+    /// The time of the last event the stage heard of (every entry point catches up to it first).
+    now_ns: u64,
     checks: u64,
     undecided: u64,
 }
@@ -355,6 +361,7 @@ impl Ada {
             reads_active: 0,
             switches: Vec::new(),
             windows: Vec::new(),
+            now_ns: 0,
             checks: 0,
             undecided: 0,
             cfg,
@@ -458,12 +465,13 @@ impl Ada {
                 self.sim_past.add(&self.sim.counts());
                 self.sim = self.real.settled_copy();
             }
-            self.switches.push(Switch { request: self.reads_seen, state: state_name(want) });
+            self.switches.push(Switch { request: self.reads_seen, time_ns: self.now_ns, state: state_name(want) });
         }
         let n = self.cfg.window as u64;
         if switched || self.cfg.cadence == Cadence::Tumbling || c.request % n == 0 {
             self.windows.push(WindowSums {
                 request: self.reads_seen,
+                time_ns: self.now_ns,
                 completed: c.request,
                 redcap_ms: c.candidate_ms,
                 normal_ms: c.baseline_ms,
@@ -476,6 +484,7 @@ impl Ada {
 
     /// Runs the virtual disk to `now_ns` and takes in what it completed.
     fn catch_up(&mut self, now_ns: u64) {
+        self.now_ns = now_ns;
         self.vd.advance(now_ns);
         let mut done = std::mem::take(&mut self.done);
         self.vd.swap_completed(&mut done);
