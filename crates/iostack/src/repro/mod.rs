@@ -10,6 +10,7 @@ pub mod acfs_fig1;
 pub mod acfs_multi;
 pub mod acfs_runs;
 pub mod acfs_single;
+pub mod ada_air;
 pub mod ada_aip;
 pub mod ada_patterns;
 pub mod affinity_disk_size;
@@ -268,6 +269,7 @@ pub static REPROS: &[ReproInfo] = &[
     kdsim_table1::INFO,
     redcap_patterns::INFO,
     ada_patterns::INFO,
+    ada_air::INFO,
     ada_aip::INFO,
     sched_select::INFO,
     ra_select::INFO,

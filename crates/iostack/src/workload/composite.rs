@@ -268,6 +268,35 @@ mod tests {
         assert!(files(&one).is_disjoint(&files(&per(2))));
     }
 
+    /// The paper's AIR: the four file benchmarks of a process read one file, LKR its own tree,
+    /// and the shell forks each benchmark's processes and waits for all of them before the next.
+    #[test]
+    fn air_in_the_papers_form_shares_a_file_and_waits_between_benchmarks() {
+        let b = small();
+        let mut m = Merged::with_events("air", b.in_a_row_paper(2));
+        let v = read_all(&mut m).unwrap();
+        let mut ev = Vec::new();
+        m.take_events(&mut ev);
+        let file_of = |pid: u32| v.iter().filter(|r| r.pid == pid).filter_map(|r| r.file.map(|f| f.id)).collect::<std::collections::BTreeSet<_>>();
+        for q in 0..2 {
+            // TAC (1, 2), 512k-SR (3, 4), 8k-SR (5, 6) and IOR-R (9, 10): process q's one file.
+            let f = file_of(1 + q);
+            assert_eq!(f.len(), 1);
+            for b in [1, 2, 4] {
+                assert_eq!(file_of(1 + 2 * b + q), f);
+            }
+            assert!(file_of(7 + q).is_empty(), "LKR's find reads only metadata");
+        }
+        assert_ne!(file_of(1), file_of(2));
+        // The shell (pid 11) forks both processes of a benchmark, waits for both, then goes on.
+        let shell: Vec<(ProcessEventKind, u32)> = ev.iter().filter(|e| e.ppid == 11).map(|e| (e.kind, e.pid)).collect();
+        let want: Vec<(ProcessEventKind, u32)> = (0..5).flat_map(|b| [(ProcessEventKind::Fork, 1 + 2 * b), (ProcessEventKind::Fork, 2 + 2 * b), (ProcessEventKind::Wait, 1 + 2 * b), (ProcessEventKind::Wait, 2 + 2 * b)]).collect();
+        assert_eq!(shell, want);
+        assert!(ev.iter().filter(|e| e.ppid == 11).all(|e| e.before == 0), "before any request");
+        let e = super::super::build("air", &Common::default(), GenParams::parse("air", "form=rows").unwrap()).err().unwrap().to_string();
+        assert!(e.contains("air.form"), "{e}");
+    }
+
     #[test]
     fn aip_runs_benchmarks_side_by_side_and_relaunches() {
         let b = small();
