@@ -23,7 +23,7 @@
 //! Under CFQ each `cat` is a new process whose one read waits for the other processes' slices,
 //! which is what makes vanilla CFQ slow here and REDCAP's hits pay (docs/reproductions.md).
 
-use super::ada_patterns::{with_host_path, AdaPatterns, Pair, Tables};
+use super::ada_patterns::{AdaPatterns, Pair, Tables};
 use super::kdsim_accuracy::HDD;
 use super::{Check, Figure, Progress, Report, ReproInfo, Series, Table};
 use crate::engine::timed::TimedReport;
@@ -92,20 +92,14 @@ pub fn reproduce_with(r: &AdaAip, progress: &Progress) -> Report {
         Ok(mut trained) => {
             progress.expect((PAPER.len() * r.processes.len()) as u64);
             for (k, (device, sched, _, _)) in PAPER.iter().enumerate() {
-                let device = &match with_host_path(device) {
+                let (device, table) = match trained.host_device(device, r.sizes.samples, r.sizes.seed) {
                     Ok(d) => d,
                     Err(e) => {
-                        notes.push(e.to_string());
+                        notes.push(e);
                         continue;
                     }
                 };
-                let table = match trained.path(device, r.sizes.samples, r.sizes.seed) {
-                    Ok(t) => t,
-                    Err(e) => {
-                        notes.push(format!("training {device}: {e}"));
-                        continue;
-                    }
-                };
+                let device = &device;
                 let config = r.sizes.stack(device, sched);
                 let mut row = Vec::new();
                 for &procs in &r.processes {

@@ -201,6 +201,15 @@ impl Tables {
         Ok(Tables { dir })
     }
 
+    /// What every ADA reproduction runs on a preset `device`: the device with the paper host's
+    /// per-request path ([`with_host_path`]) and the table trained against it; an error as the
+    /// note the report prints.
+    pub fn host_device(&mut self, device: &str, samples: u32, seed: u64) -> Result<(String, String), String> {
+        let device = with_host_path(device).map_err(|e| e.to_string())?;
+        let table = self.path(&device, samples, seed).map_err(|e| format!("training {device}: {e}"))?;
+        Ok((device, table))
+    }
+
     /// The table trained against `device` with `samples` requests per cell (trained once).
     pub fn path(&mut self, device: &str, samples: u32, seed: u64) -> Result<String, Error> {
         let name: String = device.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
@@ -307,20 +316,14 @@ pub fn reproduce_with(r: &AdaPatterns, progress: &Progress) -> Report {
     for (device, sched) in &r.setups {
         let setup = format!("{device} {sched}");
         let row_of_paper = SETUPS.iter().position(|&(d, s)| d == device && s == sched);
-        let device = &match with_host_path(device) {
+        let (device, table) = match trained.host_device(device, r.samples, r.seed) {
             Ok(d) => d,
             Err(e) => {
-                notes.push(e.to_string());
+                notes.push(e);
                 continue;
             }
         };
-        let table = match trained.path(device, r.samples, r.seed) {
-            Ok(t) => t,
-            Err(e) => {
-                notes.push(format!("training {device}: {e}"));
-                continue;
-            }
-        };
+        let device = &device;
         let config = r.stack(device, sched);
         let mut rows = Vec::new();
         let mut series: Vec<Series> = Vec::new();
