@@ -53,6 +53,20 @@
 //! metadata; turning on starts the real cache empty (the simulated one has no data, and writes
 //! while off were not applied to the old one). ADA starts active (l.252).
 //!
+//! **At a switch** the virtual disk stops playing the system that now runs and starts playing the
+//! other (l.169-171). The copies it holds for its old role and has not yet taken into its
+//! scheduler are withdrawn; the few in its scheduler or in service finish, as a scheduler's queue
+//! cannot be scanned (l.110), and count for neither side. Each side's times come from one
+//! source in each state. While active, T_Normal comes from the virtual disk and T_Redcap from
+//! REDCAP (l.169). While inactive, T_Redcap comes from the virtual disk and T_Normal from the
+//! running system (l.171). The paper says nothing of the virtual disk's queues at a switch. When
+//! the system it played was the slower one, its backlog is of requests the running system served
+//! long before. Left in place, that backlog went on through the new role. It delayed the new role's
+//! copies, and its completions were counted on the side now measured for real. On 512k-SR with 8
+//! processes and the anticipatory scheduler, this made ADA switch every two windows: in each
+//! window after a switch the side the virtual disk played was 4-10 % above the running one, and in
+//! the next 7-12 % below (`docs/reproductions.md`, ADA on the paper's patterns).
+//!
 //! The virtual disk's table starts from `table=PATH` (trained off line, as the paper's kernel
 //! loads at boot) or from zero, and is updated from every request the real device serves
 //! (l.83): the measured service time, in the cell of its size and its distance from the previous
@@ -465,6 +479,7 @@ impl Ada {
                 self.sim_past.add(&self.sim.counts());
                 self.sim = self.real.settled_copy();
             }
+            self.withdraw_old_role(want);
             self.switches.push(Switch { request: self.reads_seen, time_ns: self.now_ns, state: state_name(want) });
         }
         let n = self.cfg.window as u64;
@@ -482,6 +497,27 @@ impl Ada {
         }
     }
 
+    /// At a switch the virtual disk stops playing the system that now runs: the copies it holds
+    /// for that system and has not yet taken into its scheduler are withdrawn (see the module
+    /// comment, "At a switch").
+    fn withdraw_old_role(&mut self, now_active: bool) {
+        let old = if now_active { VD_SEGMENT } else { VD_NORMAL };
+        for id in self.vd.withdraw_waiting(self.now_ns, |r| r.id & VD_KIND == old) {
+            if old == VD_SEGMENT {
+                if let Some(key) = self.segment_reads.remove(&(id & !VD_KIND)) {
+                    self.forget_simulated_waiters(key);
+                }
+            }
+        }
+    }
+
+    /// The simulated reads waiting for segment `key` will not be timed.
+    fn forget_simulated_waiters(&mut self, key: (u32, u64)) {
+        for (read, _) in self.sim_waiters.remove(&key).unwrap_or_default() {
+            self.sim_timing.remove(&read);
+        }
+    }
+
     /// Runs the virtual disk to `now_ns` and takes in what it completed.
     fn catch_up(&mut self, now_ns: u64) {
         self.now_ns = now_ns;
@@ -495,7 +531,12 @@ impl Ada {
                 _ => Some(Tag::Write),
             };
             match tag {
-                Some(Tag::Normal) => self.cmp.record(Side::Baseline, c.service_ns() as f64, c.blocks as u64),
+                // A role's completions after a switch count for neither side.
+                Some(Tag::Normal) => {
+                    if self.active {
+                        self.cmp.record(Side::Baseline, c.service_ns() as f64, c.blocks as u64)
+                    }
+                }
                 Some(Tag::Segment(key)) => {
                     let sb = self.rc.segment_blocks as u64;
                     let seg = IoRequest { op: Op::Read, device: key.0, block: key.1 * sb, blocks: sb as u32, sync: false, cause: crate::sched::Cause::Prefetch, arrival_ns: c.queued_ns, pid: 0 };
@@ -504,6 +545,10 @@ impl Ada {
                     self.sim.read_done(&seg, c.finish_ns, &mut scratch);
                     scratch.hold.clear();
                     self.scratch = scratch;
+                    if self.active {
+                        self.forget_simulated_waiters(key);
+                        continue;
+                    }
                     for (id, copy) in self.sim_waiters.remove(&key).unwrap_or_default() {
                         let arrival = self.sim_timing.get(&id).map_or(c.queued_ns, |t| t.arrival_ns);
                         let dur = c.finish_ns - c.queued_ns.max(arrival).min(c.finish_ns) + copy;

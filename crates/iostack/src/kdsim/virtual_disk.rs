@@ -525,6 +525,63 @@ impl VirtualDisk {
         }
     }
 
+    /// Withdraws, at `now_ns`, the copies still in the shared and waiting queues that `withdraw`
+    /// selects: they never enter the scheduler and are not reported as completed. For the
+    /// dependency rules they count as served (a child held on one of them may start, an exit
+    /// waiting for them takes effect). Copies in the scheduler or in service are left to finish:
+    /// the scheduler's queue is a black box (l.110). Returns the ids withdrawn, in arrival order.
+    pub fn withdraw_waiting(&mut self, now_ns: u64, mut withdraw: impl FnMut(&VirtualRequest) -> bool) -> Vec<u64> {
+        self.advance(now_ns);
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        let mut exits = Vec::new();
+        let mut pids: Vec<u32> = self.waiting.keys().copied().collect();
+        pids.sort_unstable();
+        for pid in pids {
+            let q = self.waiting.get_mut(&pid).expect("listed");
+            let before = q.items.len();
+            let mut dropped = Vec::new();
+            q.items.retain(|p| {
+                let w = withdraw(&p.req);
+                if w {
+                    dropped.push(*p);
+                }
+                !w
+            });
+            if dropped.is_empty() {
+                continue;
+            }
+            q.writes -= dropped.iter().filter(|p| p.req.op == Op::Write).count();
+            self.waiting_len -= before - q.items.len();
+            if q.items.is_empty() {
+                self.waiting.remove(&pid);
+            }
+            for p in dropped {
+                self.real_open.remove(&p.req.id);
+                if self.unserved.remove(&p.serial) {
+                    if let Some(children) = self.held_on.remove(&p.serial) {
+                        self.dirty.extend(children);
+                    }
+                }
+                if p.req.op != Op::Write {
+                    if let Some(st) = self.procs.get_mut(&pid) {
+                        st.reads_unserved -= 1;
+                        if st.exit_pending && st.reads_unserved == 0 {
+                            exits.push(pid);
+                        }
+                    }
+                }
+                out.push((p.serial, p.req.id));
+            }
+            self.dirty.push(pid);
+        }
+        for pid in exits {
+            self.exited(pid);
+        }
+        self.move_waiting();
+        out.sort_unstable();
+        out.into_iter().map(|(_, id)| id).collect()
+    }
+
     /// Runs until every request that can complete has (the end of a run).
     pub fn drain(&mut self) {
         for (req, _) in std::mem::take(&mut self.deferred) {
@@ -974,6 +1031,28 @@ mod tests {
         vd.exit(8, 5 * MS);
         vd.submit(read(4, 1, 900, true), 5 * MS);
         assert!(waiting_ids(&vd).is_empty());
+    }
+
+    /// Copies withdrawn from the waiting queue never reach the scheduler and are not reported;
+    /// those in the scheduler or in service finish. For R4 the withdrawn count as served: an exit
+    /// waiting for them takes effect and its waiting parent goes on.
+    #[test]
+    fn withdrawn_copies_are_not_served_and_count_as_served_for_r4() {
+        let mut vd = disk(1);
+        vd.fork(1, 7, true);
+        vd.submit(read(0, 7, 100, true), 0); // in service 0..1 ms
+        vd.submit(read(1, 7, 300, true), 0); // waits behind it (R2)
+        vd.submit(read(2, 7, 500, true), 0);
+        vd.exit(7, MS / 2); // pending: the child's reads are not all served here
+        vd.submit(read(3, 1, 700, true), MS / 2); // the parent waits for the child (R4)
+        assert_eq!(waiting_ids(&vd), vec![1, 2, 3]);
+        let gone = vd.withdraw_waiting(MS / 2, |r| r.pid == 7);
+        assert_eq!(gone, vec![1, 2]);
+        vd.drain();
+        // The child's read in service finishes; then its exit takes effect and the parent's moves.
+        assert_eq!(done(&mut vd), vec![(0, 0, MS), (3, MS, 2 * MS)]);
+        assert!(!vd.procs.contains_key(&7));
+        assert_eq!(vd.outstanding(), 0);
     }
 
     /// R5: a read issued when all but `n` of its process's earlier reads had completed at the

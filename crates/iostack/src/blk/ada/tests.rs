@@ -232,3 +232,31 @@ fn simulated_last_misses_follow_the_process_tree() {
     let sum = a.cmp.check().candidate_ms.unwrap();
     assert!((sum - (1.005 + 0.005 + 1.005 + 0.005 + 1.005)).abs() < 1e-6, "{sum}");
 }
+
+/// At a switch the virtual disk stops playing the system that now runs: its copies for that
+/// system still waiting are withdrawn, and what it completes for that system after the switch
+/// counts for neither side; the running system's reads time that side from then on.
+#[test]
+fn a_switch_withdraws_the_old_roles_copies() {
+    const MS: u64 = 1_000_000;
+    let mut a = inactive_one_ms(1000);
+    let mut out = StageActions::default();
+    // While inactive, two processes miss: their segment reads go to the virtual disk, one in
+    // service (0..1 ms), one waiting in its scheduler (noop), and a third process's second
+    // miss waits in the waiting queue behind its first (R2).
+    a.submit(read_of(1, 0, true), 0, &mut out);
+    a.submit(read_of(2, 64, true), 0, &mut out);
+    a.submit(read_of(3, 128, true), 0, &mut out);
+    a.submit(read_of(3, 192, true), 0, &mut out);
+    assert_eq!(a.vd.outstanding(), 4);
+    // REDCAP turns on at 0.5 ms.
+    a.catch_up(MS / 2);
+    a.decide(Check { request: 1000, candidate_wins: Some(true), candidate_ms: None, baseline_ms: None, candidate_requests: 0, baseline_requests: 0 });
+    assert!(a.active);
+    // The waiting segment read is gone; the three in the scheduler or in service finish.
+    assert_eq!(a.vd.outstanding(), 3);
+    a.catch_up(10 * MS);
+    assert_eq!(a.vd.outstanding(), 0);
+    assert_eq!(a.cmp.completed(Side::Candidate), 0, "no simulated read is timed after the switch");
+    assert!(a.segment_reads.is_empty() && a.sim_timing.is_empty() && a.sim_waiters.is_empty());
+}
