@@ -63,9 +63,10 @@
 //! the system it played was the slower one, its backlog is of requests the running system served
 //! long before. Left in place, that backlog went on through the new role. It delayed the new role's
 //! copies, and its completions were counted on the side now measured for real. On 512k-SR with 8
-//! processes and the anticipatory scheduler, this made ADA switch every two windows: in each
-//! window after a switch the side the virtual disk played was 4-10 % above the running one, and in
-//! the next 7-12 % below (`docs/reproductions.md`, ADA on the paper's patterns).
+//! processes and the anticipatory scheduler, this made ADA switch every two windows. In the
+//! window after each switch, the side the virtual disk played was 4.4-9.6 % above the running one;
+//! in the next it was 7.2-12.1 % below, after the first cycle (`docs/reproductions.md`, AIR,
+//! 2026-11-29).
 //!
 //! The virtual disk's table starts from `table=PATH` (trained off line, as the paper's kernel
 //! loads at boot) or from zero, and is updated from every request the real device serves
@@ -568,9 +569,9 @@ impl Ada {
         self.real.read(req, now_ns, out, &mut parts);
         // R6: a synchronous read served from memory does not block its process; one that waits
         // for segment reads does until they complete.
-        let mut waits_for: Vec<(u32, u64)> = parts.iter().filter(|p| p.outcome != Outcome::Hit).map(|p| p.segment).collect();
+        let mut waits_for: Vec<(u32, u64)> = if req.sync { parts.iter().filter(|p| p.outcome != Outcome::Hit).map(|p| p.segment).collect() } else { Vec::new() };
         waits_for.dedup();
-        let awaits_real = req.sync && !waits_for.is_empty();
+        let awaits_real = !waits_for.is_empty();
         let vid = self.vd_submit(Tag::Normal, VirtualRequest { id: 0, pid: req.pid, op: Op::Read, block: req.block, blocks: req.blocks, sync: req.sync, issued_behind: None, issued_queued: None, awaits_real }, now_ns);
         if awaits_real {
             self.copy_segments_left.insert(vid, waits_for.len() as u32);

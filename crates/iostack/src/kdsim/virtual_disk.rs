@@ -557,19 +557,7 @@ impl VirtualDisk {
             }
             for p in dropped {
                 self.real_open.remove(&p.req.id);
-                if self.unserved.remove(&p.serial) {
-                    if let Some(children) = self.held_on.remove(&p.serial) {
-                        self.dirty.extend(children);
-                    }
-                }
-                if p.req.op != Op::Write {
-                    if let Some(st) = self.procs.get_mut(&pid) {
-                        st.reads_unserved -= 1;
-                        if st.exit_pending && st.reads_unserved == 0 {
-                            exits.push(pid);
-                        }
-                    }
-                }
+                self.served(&p, &mut exits);
                 out.push((p.serial, p.req.id));
             }
             self.dirty.push(pid);
@@ -767,6 +755,24 @@ impl VirtualDisk {
         true
     }
 
+    /// `p` is served here as far as R4 goes (completed, or withdrawn): a child held on it may
+    /// start, and its process's pending exit, once nothing of it is left unserved, joins `exits`.
+    fn served(&mut self, p: &Pending, exits: &mut Vec<u32>) {
+        if self.unserved.remove(&p.serial) && !self.held_on.is_empty() {
+            if let Some(children) = self.held_on.remove(&p.serial) {
+                self.dirty.extend(children);
+            }
+        }
+        if p.req.op != Op::Write {
+            if let Some(st) = self.procs.get_mut(&p.req.pid) {
+                st.reads_unserved -= 1;
+                if st.exit_pending && st.reads_unserved == 0 {
+                    exits.push(p.req.pid);
+                }
+            }
+        }
+    }
+
     fn complete(&mut self) {
         let mut s = self.in_service.take().expect("a request in service");
         let total: u64 = s.parts.iter().map(|(n, _)| *n as u64).sum::<u64>().max(1);
@@ -777,19 +783,11 @@ impl VirtualDisk {
             if p.req.awaits_real && self.real_open.contains(&p.req.id) {
                 open.push(p.req.id);
             }
-            if self.unserved.remove(&p.serial) && !self.held_on.is_empty() {
-                if let Some(children) = self.held_on.remove(&p.serial) {
-                    self.dirty.extend(children);
-                }
-            }
+            self.served(&p, &mut exits);
             if p.req.op != Op::Write {
                 if let Some(st) = self.procs.get_mut(&p.req.pid) {
                     st.sync_in_flight -= p.req.sync as u32;
                     st.reads_queued -= 1;
-                    st.reads_unserved -= 1;
-                    if st.exit_pending && st.reads_unserved == 0 {
-                        exits.push(p.req.pid);
-                    }
                 }
                 // R2 and R5 look at the reads in the process queue.
                 self.dirty.push(p.req.pid);

@@ -32,7 +32,7 @@
 
 use super::ior::Ior;
 use super::lkr::Lkr;
-use super::streams::{steps, Merged, Placement, ProcStream, Step};
+use super::streams::{steps, FileMap, Merged, Placement, ProcStream, Step};
 use super::stride::Stride;
 use super::tac::Tac;
 use super::{Common, GenParams, GeneratorInfo};
@@ -175,7 +175,7 @@ impl Benchmarks {
     /// each benchmark's processes and waits for all of them before the next benchmark's.
     pub fn in_a_row_paper(&self, processes: u32) -> Vec<ProcStream> {
         let files = self.ior.layout(processes, &Placement::default());
-        let end = files.iter().flat_map(|f| f.extents.iter().map(|e| e.1 + e.2)).max().unwrap_or(0);
+        let end = files.iter().map(FileMap::end_block).max().unwrap_or(0);
         let n = processes;
         let shell = 1 + 5 * n;
         let mut at = Placement { block: end, file_id: 1 + n as u64, pid: 1 + 3 * n, ..Placement::default() };

@@ -97,7 +97,7 @@ impl Ior {
     /// One sequential reader per process, files placed from `at` (which moves past them).
     pub fn streams(&self, processes: u32, at: &mut Placement) -> Vec<Stream> {
         let files = self.layout(processes, at);
-        let end = files.iter().flat_map(|f| f.extents.iter().map(|e| e.1 + e.2)).max().unwrap_or(at.block);
+        let end = files.iter().map(FileMap::end_block).max().unwrap_or(at.block);
         let streams = files.into_iter().enumerate().map(|(p, f)| self.reader(f, at.pid + p as u32)).collect();
         at.block = end;
         at.file_id += processes as u64;

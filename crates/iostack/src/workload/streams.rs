@@ -40,6 +40,11 @@ impl FileMap {
         self.bytes.div_ceil(BLOCK)
     }
 
+    /// The disk block after its last extent.
+    pub fn end_block(&self) -> u64 {
+        self.extents.iter().map(|e| e.1 + e.2).max().unwrap_or(0)
+    }
+
     /// The reads of `len` bytes at file offset `off` (clipped to the file), one per extent
     /// touched, for process `pid`.
     pub fn read(&self, off: u64, len: u64, pid: u32, out: &mut impl Extend<Request>) {
